@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -35,5 +36,45 @@ def opt_cmd(input_file: str, pipeline: str, print_ir_after_all: bool, split_inpu
 
     try:
         sys.exit(run_opt(input_file, pipeline, print_ir_after_all, split_input_file, output))
+    except CompileError as err:
+        _fail(err)
+
+
+@main.command("build", context_settings={"ignore_unknown_options": False})
+@click.argument("sources", nargs=-1, required=True)
+@click.option("-o", "output", help="Output file.")
+@click.option("--config", type=click.Path(), help="Knob configuration (JSON) to build.")
+@click.option("-O", "opt_level", type=click.IntRange(0, 3), default=2, show_default=True,
+              help="Optimisation level (-O0..-O3).")
+@click.option("-S", "text", is_flag=True, help="Emit text instead of a binary (see --emit).")
+@click.option("--emit", type=click.Choice(["approx", "mlir", "llvm", "asm"]), default=None,
+              help="With -S: approx (MLIR with approx ops), mlir (core), llvm (IR), asm.")
+@click.option("-c", "compile_only", is_flag=True, help="Compile to object files only.")
+@click.option("-I", "includes", multiple=True, help="Add an include directory.")
+@click.option("-D", "defines", multiple=True, help="Define a macro.")
+@click.option("-U", "undefines", multiple=True, help="Undefine a macro.")
+@click.option("-std", "std", help="Language standard, e.g. -std=c11.")
+@click.option("-l", "libs", multiple=True, help="Link a library.")
+@click.option("-L", "libdirs", multiple=True, help="Add a library directory.")
+@click.option("-###", "print_jobs", is_flag=True, help="Print the jobs, run nothing.")
+def build_cmd(sources: tuple[str, ...], output: str | None, config: str | None, opt_level: int,
+              text: bool, emit: str | None, compile_only: bool, includes: tuple[str, ...],
+              defines: tuple[str, ...], undefines: tuple[str, ...], std: str | None,
+              libs: tuple[str, ...], libdirs: tuple[str, ...], print_jobs: bool) -> None:
+    """Compile C/C++ sources with approx annotations into an executable."""
+    from approxcc.driver.build import Options, build
+
+    clang_args = [f"-I{i}" for i in includes] + [f"-D{d}" for d in defines] + \
+        [f"-U{u}" for u in undefines] + ([f"-std={std.lstrip('=')}"] if std else [])
+    clang_args.append(f"-I{Path(__file__).resolve().parents[1] / 'runtime'}")
+    opts = Options(list(sources), output, config, opt_level,
+                   emit=(emit or "asm") if text else None, compile_only=compile_only,
+                   clang_args=clang_args,
+                   link_args=[f"-L{d}" for d in libdirs] + [f"-l{lib}" for lib in libs],
+                   print_jobs=print_jobs)
+    if emit and not text:
+        raise click.UsageError("--emit needs -S")
+    try:
+        sys.exit(build(opts))
     except CompileError as err:
         _fail(err)

@@ -1,0 +1,19 @@
+"""The approx annotation language for C/C++: parsing, checking and finding annotations."""
+
+from approxcc.annotations.grammar import (
+    DIRECTIVES,
+    EXACT_VALUE,
+    Annotation,
+    ClauseExpr,
+    parse_annotation,
+)
+from approxcc.annotations.scanner import scan_annotations
+
+__all__ = [
+    "DIRECTIVES",
+    "EXACT_VALUE",
+    "Annotation",
+    "ClauseExpr",
+    "parse_annotation",
+    "scan_annotations",
+]

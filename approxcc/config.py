@@ -1,0 +1,109 @@
+"""Knob configurations (JSON, see spec/annotations.md "Configurations"): load and validate.
+
+Errors name the knob and point at its key inside the JSON file, so the user can jump there.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from approxcc.diagnostics import CompileError, SourceLocation
+
+
+@dataclass(frozen=True)
+class KnobSetting:
+    """One entry of `knobs`: a static `value`, or a decision tree (`thresholds`, `decisions`)."""
+
+    name: str
+    loc: SourceLocation
+    value: int | None = None
+    thresholds: tuple[int | float, ...] | None = None
+    decisions: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Config:
+    path: str
+    knobs: dict[str, KnobSetting]
+
+
+def load_config(path: str) -> Config:
+    try:
+        text = Path(path).read_text()
+    except OSError as err:
+        raise CompileError(f"cannot read configuration '{path}': {err.strerror}") from None
+    return parse_config(text, path)
+
+
+def parse_config(text: str, path: str) -> Config:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise CompileError(f"malformed configuration: {err.msg}",
+                           SourceLocation(path, err.lineno, err.colno)) from None
+    top = SourceLocation(path, 1, 1)
+    if not isinstance(data, dict):
+        raise CompileError("configuration must be a JSON object", top)
+    if not isinstance(data.get("knobs"), dict):
+        raise CompileError("configuration needs a \"knobs\" object", top)
+    key_locs = _knob_key_locations(text, path)
+    knobs = {name: _setting(name, entry, key_locs.get(name, top))
+             for name, entry in data["knobs"].items()}
+    return Config(path, knobs)
+
+
+def _is_int(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _setting(name: str, entry: object, loc: SourceLocation) -> KnobSetting:
+    def fail(why: str) -> CompileError:
+        return CompileError(f"knob '{name}': {why}", loc)
+
+    if isinstance(entry, dict) and entry.keys() == {"value"}:
+        if not _is_int(entry["value"]):
+            raise fail("\"value\" must be an integer")
+        return KnobSetting(name, loc, value=entry["value"])
+    if not (isinstance(entry, dict) and entry.keys() == {"thresholds", "decisions"}):
+        raise fail("expected {\"value\": int} or {\"thresholds\": [...], \"decisions\": [...]}")
+    thresholds, decisions = entry["thresholds"], entry["decisions"]
+    if not (isinstance(thresholds, list)
+            and all(_is_int(t) or isinstance(t, float) for t in thresholds)):
+        raise fail("\"thresholds\" must be an array of numbers")
+    if not (isinstance(decisions, list) and all(_is_int(d) for d in decisions)):
+        raise fail("\"decisions\" must be an array of integers")
+    if any(a >= b for a, b in zip(thresholds, thresholds[1:], strict=False)):
+        raise fail(f"thresholds {thresholds} are not strictly increasing")
+    if len(decisions) != len(thresholds) + 1:
+        raise fail(f"{len(thresholds)} thresholds need {len(thresholds) + 1} decisions, "
+                   f"got {len(decisions)}")
+    return KnobSetting(name, loc, thresholds=tuple(thresholds), decisions=tuple(decisions))
+
+
+# A JSON string literal, or a bracket; everything else (numbers, literals, commas) is skipped.
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]]')
+_COLON_AFTER = re.compile(r"\s*:")
+
+
+def _knob_key_locations(text: str, path: str) -> dict[str, SourceLocation]:
+    """Locations of the keys of the top-level "knobs" object (the JSON was already parsed,
+    so the text is well formed)."""
+    locs: dict[str, SourceLocation] = {}
+    depth, top_key = 0, None
+    for tok in _TOKEN.finditer(text):
+        s = tok.group()
+        if s in "{[":
+            depth += 1
+        elif s in "}]":
+            depth -= 1
+        elif _COLON_AFTER.match(text, tok.end()):
+            if depth == 1:
+                top_key = json.loads(s)
+            elif depth == 2 and top_key == "knobs":
+                line = text.count("\n", 0, tok.start()) + 1
+                col = tok.start() - (text.rfind("\n", 0, tok.start()) + 1) + 1
+                locs[json.loads(s)] = SourceLocation(path, line, col)
+    return locs

@@ -1,0 +1,111 @@
+"""`approxcc opt`: parse MLIR, run approx passes, print the module (like mlir-opt)."""
+
+from __future__ import annotations
+
+import io
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from xdsl.context import Context
+from xdsl.dialects.arith import Arith
+from xdsl.dialects.builtin import Builtin, ModuleOp
+from xdsl.dialects.cf import Cf
+from xdsl.dialects.func import Func
+from xdsl.dialects.llvm import LLVM
+from xdsl.dialects.math import Math
+from xdsl.dialects.memref import MemRef
+from xdsl.dialects.scf import Scf
+from xdsl.parser import Parser
+from xdsl.passes import ModulePass
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import ParseError, VerifyException
+
+from approxcc.diagnostics import CompileError, SourceLocation
+from approxcc.dialect import Approx, verify_knobs
+from approxcc.lowering.registry import parse_pipeline
+
+SPLIT_MARKER = "// -----"
+
+
+def make_context() -> Context:
+    ctx = Context()
+    for dialect in (Builtin, Func, Arith, Scf, MemRef, LLVM, Math, Cf, Approx):
+        ctx.load_dialect(dialect)
+    return ctx
+
+
+def parse_module(ctx: Context, text: str, name: str, line_offset: int = 0) -> ModuleOp:
+    """Parses and verifies `text`; errors become CompileErrors at `name:line:col`."""
+    try:
+        module = Parser(ctx, text, name).parse_module()
+    except ParseError as err:
+        where = err.span.get_location()
+        raise CompileError(err.msg, SourceLocation(name, where.line + line_offset,
+                                                   where.col)) from None
+    verify_knobs(module)
+    try:
+        module.verify()
+    except VerifyException as err:
+        raise CompileError(f"{name}: invalid IR: {err}") from None
+    return module
+
+
+def _chunks(text: str, split: bool) -> Iterator[tuple[str, int]]:
+    """(chunk, line offset of its first line) pairs."""
+    if not split:
+        yield text, 0
+        return
+    offset = 0
+    for chunk in text.split(SPLIT_MARKER):
+        yield chunk, offset
+        offset += chunk.count("\n")
+
+
+def print_module(module: ModuleOp) -> str:
+    out = io.StringIO()
+    Printer(stream=out).print_op(module)
+    return f"{out.getvalue()}\n"
+
+
+def _run(ctx: Context, chunk: str, name: str, offset: int, passes: list[ModulePass],
+         print_ir_after_all: bool) -> str:
+    module = parse_module(ctx, chunk, name, offset)
+    for p in passes:
+        p.apply(ctx, module)
+        if print_ir_after_all:
+            print(f"// -----// IR Dump After {p.name} //----- //\n{print_module(module)}",
+                  file=sys.stderr)
+    return print_module(module)
+
+
+def run_opt(input_path: str, pipeline: str, print_ir_after_all: bool, split_input_file: bool,
+            output: str) -> int:
+    """Runs `pipeline` over the input ("-" = stdin). With `split_input_file`, every chunk is
+    processed even after an error (errors go to stderr, the status is then 1); otherwise a
+    CompileError propagates to the caller."""
+    passes = parse_pipeline(pipeline)
+    if input_path == "-":
+        text, name = sys.stdin.read(), "<stdin>"
+    else:
+        try:
+            text, name = Path(input_path).read_text(), input_path
+        except OSError as err:
+            raise CompileError(f"cannot read '{input_path}': {err.strerror}") from None
+    ctx = make_context()
+    results: list[str] = []
+    status = 0
+    for chunk, offset in _chunks(text, split_input_file):
+        try:
+            results.append(_run(ctx, chunk, name, offset, passes, print_ir_after_all))
+        except CompileError as err:
+            if not split_input_file:
+                raise
+            print(err.diagnostic.render(), file=sys.stderr)
+            status = 1
+    printed = f"{SPLIT_MARKER}\n".join(results)
+    if output == "-":
+        sys.stdout.write(printed)
+    else:
+        Path(output).write_text(printed)
+    return status

@@ -1,0 +1,136 @@
+"""An insertion point over xDSL blocks with the few IR idioms the C frontend needs.
+
+Conversions follow C semantics (`Arith` says width, signedness, floating); pointers cross
+between the C ABI (`!llvm.ptr`) and memref views with a hand-built memref descriptor, the
+form upstream MLIR's memref-to-llvm conversion folds away.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from xdsl.dialects import arith, llvm
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    FloatAttr,
+    IndexType,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    UnrealizedConversionCastOp,
+    i1,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from approxcc.frontend.c_types import LLVM_PTR, Arith
+
+INDEX = IndexType()
+_INT64_MAX = 2**63 - 1
+
+
+def descriptor_type(rank: int) -> llvm.LLVMStructType:
+    """The LLVM struct a ranked memref lowers to: (allocated, aligned, offset, sizes, strides)."""
+    fields = [LLVM_PTR, LLVM_PTR, i64]
+    if rank:
+        dims = llvm.LLVMArrayType(IntAttr(rank), i64)
+        fields += [dims, dims]
+    return llvm.LLVMStructType.from_type_list(fields)
+
+
+class Builder:
+    def __init__(self, block: Block):
+        self.block = block
+
+    def insert(self, op: Operation) -> SSAValue | None:
+        self.block.add_op(op)
+        return op.results[0] if op.results else None
+
+    @contextmanager
+    def at(self, block: Block) -> Iterator[Block]:
+        saved, self.block = self.block, block
+        try:
+            yield block
+        finally:
+            self.block = saved
+
+    # constants ---------------------------------------------------------------------------
+    def int_const(self, value: int, t: Attribute) -> SSAValue:
+        if isinstance(t, IntegerType):
+            width = t.width.data
+            value &= (1 << width) - 1
+            if width > 1 and value >= 1 << (width - 1):
+                value -= 1 << width  # attributes hold the signed two's-complement spelling
+        return self.insert(arith.ConstantOp(IntegerAttr(value, t)))
+
+    def float_const(self, value: float, t: Attribute) -> SSAValue:
+        return self.insert(arith.ConstantOp(FloatAttr(value, t)))
+
+    def index(self, value: int) -> SSAValue:
+        return self.int_const(value, INDEX)
+
+    def zero(self, a: Arith) -> SSAValue:
+        return self.float_const(0.0, a.mlir) if a.floating else self.int_const(0, a.mlir)
+
+    # conversions -------------------------------------------------------------------------
+    def convert(self, v: SSAValue, src: Arith, dst: Arith) -> SSAValue:
+        """C conversion of an arithmetic value (C11 6.3.1)."""
+        if src.floating and dst.floating:
+            if src.width == dst.width:
+                return v
+            op = arith.ExtFOp if dst.width > src.width else arith.TruncFOp
+            return self.insert(op(v, dst.mlir))
+        if src.floating:
+            op = arith.FPToSIOp if dst.signed else arith.FPToUIOp
+            return self.insert(op(v, dst.mlir))
+        if dst.floating:
+            op = arith.SIToFPOp if src.signed else arith.UIToFPOp
+            return self.insert(op(v, dst.mlir))
+        if src.width == dst.width:
+            return v
+        if dst.width < src.width:
+            return self.insert(arith.TruncIOp(v, dst.mlir))
+        op = arith.ExtSIOp if src.signed else arith.ExtUIOp
+        return self.insert(op(v, dst.mlir))
+
+    def truth(self, v: SSAValue) -> SSAValue:
+        """`v != 0` as i1, the C notion of a condition."""
+        if v.type == i1:
+            return v
+        if isinstance(v.type, IntegerType):
+            zero = self.int_const(0, v.type)
+            return self.insert(arith.CmpiOp(v, zero, "ne"))
+        zero = self.float_const(0.0, v.type)
+        return self.insert(arith.CmpfOp(v, zero, "une"))
+
+    def to_index(self, v: SSAValue, signed: bool = True) -> SSAValue:
+        if isinstance(v.type, IndexType):
+            return v
+        if signed:
+            return self.insert(arith.IndexCastOp(v, INDEX))
+        return self.insert(arith.IndexCastUIOp(v, INDEX))
+
+    # pointers ----------------------------------------------------------------------------
+    def view(self, ptr: SSAValue, view_type: Attribute) -> SSAValue:
+        """A `memref<?xT>` view of the memory at a C pointer (offset 0, unit stride)."""
+        if view_type == LLVM_PTR:
+            return ptr
+        desc_t = descriptor_type(1)
+        desc = self.insert(llvm.UndefOp(desc_t))
+        one = self.insert(llvm.ConstantOp(IntegerAttr(1, i64), i64))
+        zero = self.insert(llvm.ConstantOp(IntegerAttr(0, i64), i64))
+        unknown = self.insert(llvm.ConstantOp(IntegerAttr(_INT64_MAX, i64), i64))
+        for pos, val in (([0], ptr), ([1], ptr), ([2], zero), ([3, 0], unknown), ([4, 0], one)):
+            desc = self.insert(
+                llvm.InsertValueOp(DenseArrayBase.from_list(i64, pos), desc, val))
+        return self.insert(UnrealizedConversionCastOp.get([desc], [view_type]))
+
+    def pointer(self, memref: SSAValue) -> SSAValue:
+        """The C pointer (`!llvm.ptr`) to element 0 of a memref."""
+        if memref.type == LLVM_PTR:
+            return memref
+        rank = len(memref.type.get_shape())
+        desc = self.insert(UnrealizedConversionCastOp.get([memref], [descriptor_type(rank)]))
+        return self.insert(
+            llvm.ExtractValueOp(DenseArrayBase.from_list(i64, [1]), desc, LLVM_PTR))

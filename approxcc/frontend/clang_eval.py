@@ -1,0 +1,47 @@
+"""Constant evaluation through libclang's `clang_Cursor_Evaluate`, which the Python bindings
+do not wrap. Using clang's evaluator (not the tokens) makes literals written through macros,
+`sizeof` and constant expressions come out exactly as the C compiler sees them."""
+
+from __future__ import annotations
+
+import ctypes
+
+from clang.cindex import Cursor, conf
+
+_INT, _FLOAT = 1, 2  # CXEvalResultKind
+
+
+def _lib() -> ctypes.CDLL:
+    lib = conf.lib
+    if not getattr(lib, "_approxcc_eval", False):
+        lib.clang_Cursor_Evaluate.argtypes = [Cursor]
+        lib.clang_Cursor_Evaluate.restype = ctypes.c_void_p
+        for name, res in (("clang_EvalResult_getKind", ctypes.c_int),
+                          ("clang_EvalResult_isUnsignedInt", ctypes.c_uint),
+                          ("clang_EvalResult_getAsUnsigned", ctypes.c_ulonglong),
+                          ("clang_EvalResult_getAsLongLong", ctypes.c_longlong),
+                          ("clang_EvalResult_getAsDouble", ctypes.c_double)):
+            getattr(lib, name).argtypes = [ctypes.c_void_p]
+            getattr(lib, name).restype = res
+        lib.clang_EvalResult_dispose.argtypes = [ctypes.c_void_p]
+        lib._approxcc_eval = True
+    return lib
+
+
+def evaluate(cursor: Cursor) -> int | float | None:
+    """The value of a constant expression, or None if clang cannot fold it."""
+    lib = _lib()
+    res = lib.clang_Cursor_Evaluate(cursor)
+    if not res:
+        return None
+    try:
+        kind = lib.clang_EvalResult_getKind(res)
+        if kind == _INT:
+            if lib.clang_EvalResult_isUnsignedInt(res):
+                return int(lib.clang_EvalResult_getAsUnsigned(res))
+            return int(lib.clang_EvalResult_getAsLongLong(res))
+        if kind == _FLOAT:
+            return float(lib.clang_EvalResult_getAsDouble(res))
+        return None
+    finally:
+        lib.clang_EvalResult_dispose(res)

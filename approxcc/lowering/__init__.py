@@ -1,0 +1,1 @@
+"""approx lowering passes (paper steps 2–5), one file each; `registry` names them."""

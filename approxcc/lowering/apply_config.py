@@ -1,0 +1,63 @@
+"""approx-apply-config: write a configuration (JSON) into the knobs' params."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FloatAttr, IntegerAttr, ModuleOp, i64
+from xdsl.passes import ModulePass
+
+from approxcc.config import KnobSetting, load_config
+from approxcc.diagnostics import CompileError
+from approxcc.dialect import KnobOp, knobs, verify_knobs
+
+
+def _thresholds(values: tuple[int | float, ...]) -> ArrayAttr:
+    """Integer thresholds stay i64; one float makes them all f64 (one state type per tree)."""
+    if all(isinstance(v, int) for v in values):
+        return ArrayAttr([IntegerAttr(v, i64) for v in values])
+    return ArrayAttr([FloatAttr(float(v), 64) for v in values])
+
+
+def _configured_params(knob: KnobOp, setting: KnobSetting) -> DictionaryAttr:
+    """The knob's params with the setting written in; a value outside the knob's domain is
+    the user's mistake, reported at the setting."""
+    params = dict(knob.params.data)
+    domain = knob.param("values")
+    allowed = [v.value.data for v in domain] if isinstance(domain, ArrayAttr) else None
+
+    def check(values: tuple[int, ...]) -> None:
+        if allowed is not None and (bad := [v for v in values if v not in allowed]):
+            raise CompileError(f"knob '{setting.name}': value {bad[0]} is outside its domain "
+                               f"{allowed}", setting.loc)
+
+    if setting.value is not None:
+        check((setting.value,))
+        params["value"] = IntegerAttr(setting.value, i64)
+    elif setting.thresholds is not None and setting.decisions is not None:
+        check(setting.decisions)
+        count = knob.param("thresholds")
+        if isinstance(count, IntegerAttr) and count.value.data != len(setting.thresholds):
+            raise CompileError(f"knob '{setting.name}' has {count.value.data} thresholds, "
+                               f"the configuration gives {len(setting.thresholds)}", setting.loc)
+        params["decision_thresholds"] = _thresholds(setting.thresholds)
+        params["decisions"] = ArrayAttr([IntegerAttr(d, i64) for d in setting.decisions])
+    return DictionaryAttr(params)
+
+
+@dataclass(frozen=True)
+class ApplyConfigPass(ModulePass):
+    name = "approx-apply-config"
+
+    config: str
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        verify_knobs(op)
+        config = load_config(self.config)
+        by_name = {knob.knob_name.data: knob for knob in knobs(op)}
+        for name, setting in config.knobs.items():
+            knob = by_name.get(name)
+            if knob is None:
+                raise CompileError(f"unknown knob '{name}' in configuration", setting.loc)
+            knob.params = _configured_params(knob, setting)
