@@ -1,0 +1,1 @@
+"""Tuning: QoS metrics, the knob search, the Pareto archive."""
