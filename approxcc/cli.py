@@ -25,7 +25,8 @@ def main() -> None:
 @main.command("opt")
 @click.argument("input_file", metavar="FILE.mlir", default="-")
 @click.option("--pass-pipeline", "pipeline", default="",
-              help="Comma-separated passes, e.g. approx-apply-config{config=c.json},approx-finalize")
+              help="Comma-separated passes, e.g. "
+              "approx-apply-config{config=c.json},approx-finalize")
 @click.option("--print-ir-after-all", is_flag=True, help="Print the IR after every pass.")
 @click.option("--split-input-file", is_flag=True, help="Process chunks separated by '// -----'.")
 @click.option("-o", "output", default="-", help="Output file (default stdout).")

@@ -40,16 +40,13 @@ from xdsl.irdl import (
 from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator
 from xdsl.utils.exceptions import VerifyException
 
+from approxcc.annotations import EXACT_VALUE
 from approxcc.diagnostics import CompileError, SourceLocation, note
 
-# The registered transforms and the value that makes each one exact (no approximation).
-# Adding a transform means adding it here and adding its pattern in approxcc/lowering.
-TRANSFORMS: dict[str, int] = {
-    "loop_perforate": 1,
-    "func_substitute": 0,
-    "task_skipping": 0,
-    "memoize": 1,
-}
+# The registered transforms and the value that makes each one exact (no approximation): the
+# annotation language's table. Adding a transform means adding it there and its pattern in
+# approxcc/lowering.
+TRANSFORMS: dict[str, int] = EXACT_VALUE
 
 
 def _verify_transform_type(transform_type: str) -> None:
