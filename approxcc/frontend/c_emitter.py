@@ -9,6 +9,7 @@ scf regions). Parameters that are never written stay SSA values. Pointer values 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -19,7 +20,6 @@ from xdsl.dialects.builtin import (
     DictionaryAttr,
     IntAttr,
     IntegerAttr,
-    MemRefType,
     ModuleOp,
     StringAttr,
     i1,
@@ -89,6 +89,12 @@ _COMPOUND = {BinaryOperator.AddAssign: BinaryOperator.Add,
 _CMP = {BinaryOperator.LT: ("slt", "ult", "olt"), BinaryOperator.LE: ("sle", "ule", "ole"),
         BinaryOperator.GT: ("sgt", "ugt", "ogt"), BinaryOperator.GE: ("sge", "uge", "oge"),
         BinaryOperator.EQ: ("eq", "eq", "oeq"), BinaryOperator.NE: ("ne", "ne", "une")}
+_STATEMENT_NAMES = {CursorKind.BREAK_STMT: "'break'", CursorKind.CONTINUE_STMT: "'continue'",
+                    CursorKind.GOTO_STMT: "'goto'", CursorKind.INDIRECT_GOTO_STMT: "'goto'",
+                    CursorKind.LABEL_STMT: "a label", CursorKind.SWITCH_STMT: "'switch'",
+                    CursorKind.CASE_STMT: "'case'", CursorKind.DEFAULT_STMT: "'default'",
+                    CursorKind.DO_STMT: "a 'do' loop", CursorKind.ASM_STMT: "inline assembly",
+                    CursorKind.MS_ASM_STMT: "inline assembly"}
 _LVALUE_KINDS = (CursorKind.DECL_REF_EXPR, CursorKind.ARRAY_SUBSCRIPT_EXPR,
                  CursorKind.UNARY_OPERATOR, CursorKind.STRING_LITERAL)
 
@@ -309,7 +315,7 @@ class FunctionEmitter:
         elif k.is_expression() or k == CursorKind.UNEXPOSED_EXPR:
             self.rvalue(c)
         else:
-            raise unsupported(f"the statement '{k.name.lower()}'", c)
+            raise unsupported(_STATEMENT_NAMES.get(k, f"the statement '{k.name.lower()}'"), c)
 
     def annotated(self, c: Cursor, anns: list[Annotation]) -> None:
         """Wrap the statement in one knob per annotation, the first annotation outermost."""
@@ -332,6 +338,7 @@ class FunctionEmitter:
         if name in self.unit.knob_locs:
             raise CompileError(f"duplicate knob name '{name}'", a.loc,
                                [note("first defined here", self.unit.knob_locs[name])])
+        knob_id = len(self.unit.knob_locs)  # ids in source order, before any nested knob
         self.unit.knob_locs[name] = a.loc
         body = Block()
         with self.b.at(body):
@@ -342,7 +349,7 @@ class FunctionEmitter:
         params = {"values": ArrayAttr([IntegerAttr(v, i64) for v in a.domain()])}
         if all(v == EXACT_VALUE[a.directive] for v in a.domain()):
             warn(f"all values of knob '{name}' are exact", a.loc)
-        knob = make_knob(name, len(self.unit.knob_locs) - 1, a.directive, DictionaryAttr(params),
+        knob = make_knob(name, knob_id, a.directive, DictionaryAttr(params),
                          body, str(a.loc))
         self.b.insert(knob)
 
@@ -355,10 +362,37 @@ class FunctionEmitter:
         init = [k for k in d.get_children()
                 if k.kind.is_expression() or k.kind == CursorKind.UNEXPOSED_EXPR]
         if c_types.is_array(d.type):
-            if any(k.kind == CursorKind.INIT_LIST_EXPR for k in init):
-                raise unsupported("an array initialiser", d)
+            init = [k for k in init
+                    if k.kind in (CursorKind.INIT_LIST_EXPR, CursorKind.STRING_LITERAL)]
+            if init:
+                self.array_initialiser(ref, d.type.get_canonical(), init[-1])
         elif init:
             self.store(LValue(ref, (), d.type), self.rvalue(init[-1]))
+
+    def array_initialiser(self, ref: SSAValue, t, init: Cursor) -> None:
+        """`= {a, b}` or `= "text"`: the given elements, then zeros up to the array's size."""
+        count, elem_t = t.get_array_size(), t.get_array_element_type()
+        elem = c_types.element_type(elem_t)
+        if elem == LLVM_PTR:
+            raise unsupported("an initialiser of an array of pointers", init)
+        if init.kind == CursorKind.STRING_LITERAL:
+            data = _string_bytes(init)[:count]
+            values = [lambda byte=byte: self.b.int_const(byte, elem) for byte in data]
+        else:
+            kids = list(init.get_children())
+            if any(not _same(k.type, elem_t) for k in kids):
+                raise unsupported("this array initialiser", init)
+            values = [lambda k=k: self.rvalue(k) for k in kids]
+        for i, value in enumerate(values):
+            self.store(LValue(ref, (self.b.index(i),), elem_t), value())
+        if len(values) < count:
+            body = Block(arg_types=[INDEX])
+            with self.b.at(body):
+                zero = self.b.zero(arith_of(elem_t))
+                self.store(LValue(ref, (body.args[0],), elem_t), zero)
+                self.b.insert(scf.YieldOp())
+            self.b.insert(scf.ForOp(self.b.index(len(values)), self.b.index(count),
+                                    self.b.index(1), [], Region(body)))
 
     def return_statement(self, c: Cursor) -> None:
         kids = list(c.get_children())
@@ -371,6 +405,8 @@ class FunctionEmitter:
             self.b.insert(func.ReturnOp())
 
     def condition(self, c: Cursor) -> SSAValue:
+        if c_types.is_pointer(c.type):
+            raise unsupported("a pointer used as a truth value", c)
         return self.b.truth(self.rvalue(c))
 
     def if_statement(self, c: Cursor) -> None:
@@ -410,9 +446,6 @@ class FunctionEmitter:
             if "inc" in parts:
                 self.rvalue(parts["inc"])
 
-        if any(n.kind in (CursorKind.BREAK_STMT, CursorKind.CONTINUE_STMT)
-               for n in parts["body"].walk_preorder()):
-            raise unsupported("'break' or 'continue'", c)
         self.while_loop(cond, body)
 
     def counted_loop(self, loop: CountedLoop) -> None:
@@ -476,6 +509,12 @@ class FunctionEmitter:
         raise unsupported(f"this kind of lvalue ({k.name.lower()})", c)
 
     def rvalue(self, c: Cursor) -> SSAValue | None:
+        try:
+            return self.expression(c)
+        except UnsupportedType as e:  # raised by the innermost expression of that type
+            raise unsupported(f"type '{e}'", c) from None
+
+    def expression(self, c: Cursor) -> SSAValue | None:
         k = c.kind
         if k in (CursorKind.INTEGER_LITERAL, CursorKind.CHARACTER_LITERAL,
                  CursorKind.FLOATING_LITERAL, CursorKind.CXX_BOOL_LITERAL_EXPR):
@@ -649,8 +688,12 @@ class FunctionEmitter:
             new = self.b.insert(cls(old, one))
             self.store(lv, new)
             return new if prefix else old
-        value = self.rvalue(operand)
         t = arith_of(c.type)
+        if op == "!":
+            truth = self.condition(operand)
+            inverted = self.b.insert(arith.XOrIOp(truth, self.b.int_const(1, i1)))
+            return self.b.insert(arith.ExtUIOp(inverted, t.mlir))
+        value = self.rvalue(operand)
         if op == "+":
             return value
         if op == "-":
@@ -659,16 +702,18 @@ class FunctionEmitter:
             return self.b.insert(arith.SubiOp(self.b.int_const(0, t.mlir), value))
         if op == "~":
             return self.b.insert(arith.XOrIOp(value, self.b.int_const(-1, t.mlir)))
-        if op == "!":
-            truth = self.b.truth(value)
-            inverted = self.b.insert(arith.XOrIOp(truth, self.b.int_const(1, i1)))
-            return self.b.insert(arith.ExtUIOp(inverted, t.mlir))
         raise unsupported(f"the unary operator '{op}'", c)
 
     def call(self, c: Cursor) -> SSAValue | None:
         callee = c.referenced
         if callee is None or callee.kind != CursorKind.FUNCTION_DECL:
             raise unsupported("an indirect call", c)
+        if callee.spelling.startswith("__builtin_"):  # what <math.h> macros expand to
+            if evaluate(c) is None:
+                raise unsupported(f"the builtin '{callee.spelling}'", c)
+            return self.constant(c)
+        if callee.type.kind != TypeKind.FUNCTIONPROTO and callee.spelling not in self.unit.defined:
+            raise unsupported(f"a call to '{callee.spelling}', declared without a prototype", c)
         self.unit.declare(callee)
         args = []
         for a in c.get_arguments():
@@ -701,12 +746,24 @@ def _same(a, b) -> bool:
         b.get_canonical().spelling.replace("const ", "").replace("volatile ", "")
 
 
+_ESCAPES = {"n": 10, "t": 9, "r": 13, "a": 7, "b": 8, "f": 12, "v": 11, "e": 27}
+
+
 def _string_bytes(c: Cursor) -> bytes:
-    """The bytes of a string literal, terminating NUL included (adjacent literals joined)."""
-    import ast
-    out = b""
-    for tok in c.get_tokens():
-        text = tok.spelling
-        if text.startswith('"'):
-            out += ast.literal_eval("b" + text)
-    return out + b"\0"
+    """The bytes of a narrow string literal, terminating NUL included. clang's spelling of the
+    literal is its value (adjacent literals joined, macros expanded) with octal escapes."""
+    text = c.spelling
+    if not text.startswith('"') or c_types.integer_width(c.type.get_array_element_type()) != 8:
+        raise unsupported("a wide string literal", c)
+    out = bytearray()
+    for m in re.finditer(r'\\([0-7]{1,3}|x[0-9a-fA-F]+|.)|([^\\])', text[1:-1], re.DOTALL):
+        esc, plain = m.groups()
+        if plain is not None:
+            out += plain.encode("utf-8")
+        elif esc[0] in "01234567":
+            out.append(int(esc, 8) & 0xFF)
+        elif esc[0] == "x":
+            out.append(int(esc[1:], 16) & 0xFF)
+        else:
+            out.append(_ESCAPES.get(esc, ord(esc)))
+    return bytes(out) + b"\0"

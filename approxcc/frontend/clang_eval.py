@@ -1,6 +1,7 @@
-"""Constant evaluation through libclang's `clang_Cursor_Evaluate`, which the Python bindings
-do not wrap. Using clang's evaluator (not the tokens) makes literals written through macros,
-`sizeof` and constant expressions come out exactly as the C compiler sees them."""
+"""libclang entry points the Python bindings do not wrap: constant evaluation
+(`clang_Cursor_Evaluate`) and unary operator kinds. Asking clang (not reading the tokens) makes
+literals and operators written through macros, `sizeof` and constant expressions come out
+exactly as the C compiler sees them."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ def _lib() -> ctypes.CDLL:
             getattr(lib, name).argtypes = [ctypes.c_void_p]
             getattr(lib, name).restype = res
         lib.clang_EvalResult_dispose.argtypes = [ctypes.c_void_p]
+        lib.clang_getCursorUnaryOperatorKind.argtypes = [Cursor]
+        lib.clang_getCursorUnaryOperatorKind.restype = ctypes.c_int
         lib._approxcc_eval = True
     return lib
 
@@ -45,3 +48,14 @@ def evaluate(cursor: Cursor) -> int | float | None:
         return None
     finally:
         lib.clang_EvalResult_dispose(res)
+
+
+# CXUnaryOperatorKind → (operator, is_prefix)
+_UNARY = {1: ("++", False), 2: ("--", False), 3: ("++", True), 4: ("--", True), 5: ("&", True),
+          6: ("*", True), 7: ("+", True), 8: ("-", True), 9: ("~", True), 10: ("!", True),
+          11: ("__real", True), 12: ("__imag", True), 13: ("__extension__", True)}
+
+
+def unary_operator(cursor: Cursor) -> tuple[str, bool]:
+    """(operator, is_prefix) of a UNARY_OPERATOR cursor."""
+    return _UNARY.get(_lib().clang_getCursorUnaryOperatorKind(cursor), ("?", True))

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from clang.cindex import BinaryOperator, Cursor, CursorKind
 
 from approxcc.frontend import c_types
-from approxcc.frontend.clang_eval import evaluate
+from approxcc.frontend.clang_eval import evaluate, unary_operator
 
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}
 _CMP = {BinaryOperator.LT: "<", BinaryOperator.LE: "<=", BinaryOperator.GT: ">",
@@ -50,13 +50,8 @@ def refers_to(c: Cursor, var: Cursor) -> bool:
 
 
 def unary_spelling(c: Cursor) -> tuple[str, bool]:
-    """(operator, is_prefix) of a UNARY_OPERATOR; libclang exposes it only through tokens."""
-    toks = [t.spelling for t in c.get_tokens()]
-    operand = list(c.get_children())[0]
-    if toks and toks[0] in ("++", "--", "-", "+", "!", "~", "*", "&") and \
-            (operand.extent.start.offset > c.extent.start.offset):
-        return toks[0], True
-    return toks[-1], False
+    """(operator, is_prefix) of a UNARY_OPERATOR, from clang (tokens would show macro names)."""
+    return unary_operator(c)
 
 
 def integer_constant(c: Cursor) -> int | None:
@@ -107,6 +102,8 @@ def written_vars(c: Cursor) -> set[Cursor]:
 
 def _invariant(bound: Cursor, written: set[Cursor]) -> bool:
     """Pure, and reads no variable the loop writes and no memory the loop could write."""
+    if evaluate(bound) is not None:  # a constant (`sizeof a / sizeof a[0]` reads no memory)
+        return True
     for n in bound.walk_preorder():
         if n.kind in (CursorKind.CALL_EXPR, CursorKind.ARRAY_SUBSCRIPT_EXPR,
                       CursorKind.MEMBER_REF_EXPR):
