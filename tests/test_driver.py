@@ -91,7 +91,7 @@ def test_emit_stages(counting: Path) -> None:
     tmp = counting.parent
     approx_ir = approxcc("build", str(counting), "-Iinc", "-S", "--emit=approx", "-o", "-",
                          cwd=tmp).stdout
-    assert '"approx.knob"' in approx_ir and 'name = "terms"' in approx_ir
+    assert 'approx.knob "terms"' in approx_ir
     core = approxcc("build", str(counting), "-Iinc", "-S", "--emit=mlir", "-o", "-",
                     "--config", config(tmp, terms=2), cwd=tmp).stdout
     assert "approx." not in core and '"scf.for"' in core

@@ -56,6 +56,7 @@ class Annotation:
     recover: ClauseExpr | None = None  # None = recover(exact), the default
     clause_locs: Mapping[str, SourceLocation] = field(
         default_factory=lambda: MappingProxyType({}), hash=False)
+    lines: tuple[int, int] = (0, 0)  # first and last physical line of the annotation itself
 
     def domain(self) -> tuple[int, ...]:
         """The values the tuner may choose: `values(...)`, else the directive's default."""

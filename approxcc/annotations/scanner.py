@@ -9,7 +9,7 @@ find each annotation's target: the next logical line that is real code.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from approxcc.annotations.grammar import Annotation, parse_annotation
 from approxcc.diagnostics import SourceLocation
@@ -35,6 +35,7 @@ class _Line:
     """A logical line: physical lines joined by backslash-newline."""
 
     number: int  # 1-based number of its first physical line
+    last: int  # 1-based number of its last physical line
     kind: str  # "annotation" | "skip" (blank, comment, preprocessor) | "code" | "closing" (`}`)
     text: str = ""  # annotations: what follows the word `approx`, comments blanked
     loc: SourceLocation | None = None  # annotations: where `text` starts
@@ -50,7 +51,8 @@ def scan_annotations(path: str, source: str) -> list[Annotation]:
         # Stacked annotations, comments and other directives are skipped to reach the target.
         target = next((t for t in lines[n + 1:] if t.kind in ("code", "closing")), None)
         target_line = target.number if target and target.kind == "code" else 0
-        annotations.append(parse_annotation(line.text, line.loc, target_line))
+        annotation = parse_annotation(line.text, line.loc, target_line)
+        annotations.append(replace(annotation, lines=(line.number, line.last)))
     return annotations
 
 
@@ -76,11 +78,12 @@ def _logical_lines(path: str, source: str) -> list[_Line]:
             body = source[match.end():end]
             body = masked[match.end():end] if match.re is _PRAGMA else _lex(body)[0]
             loc = SourceLocation(path, first + 1, match.end() - begin + 1)
-            lines.append(_Line(first + 1, "annotation", body, loc))
+            lines.append(_Line(first + 1, last + 1, "annotation", body, loc))
         elif not code or (starts_in_code[first] and code.startswith("#")):
-            lines.append(_Line(first + 1, "skip"))
+            lines.append(_Line(first + 1, last + 1, "skip"))
         else:
-            lines.append(_Line(first + 1, "closing" if code.startswith("}") else "code"))
+            kind = "closing" if code.startswith("}") else "code"
+            lines.append(_Line(first + 1, last + 1, kind))
         first = last + 1
     return lines
 

@@ -22,34 +22,38 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     ModuleOp,
     StringAttr,
+    SymbolRefAttr,
+    UnitAttr,
     i1,
     i8,
     i32,
     i64,
 )
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from approxcc.annotations import EXACT_VALUE, Annotation
 from approxcc.diagnostics import CompileError, SourceLocation, note, warn
-from approxcc.dialect.approx import make_knob
+from approxcc.dialect.approx import KnobOp, TryOp, YieldOp, make_knob
 from approxcc.frontend import c_types
 from approxcc.frontend.builder import INDEX, Builder
 from approxcc.frontend.c_types import LLVM_PTR, Arith, UnsupportedType, arith_of
 from approxcc.frontend.clang_eval import evaluate
+from approxcc.frontend.clause_exprs import ClauseSites
 from approxcc.frontend.counted_loops import (
     CountedLoop,
     analyse,
     for_parts,
+    strip,
     unary_spelling,
     written_vars,
 )
-
-IMPLEMENTED_DIRECTIVES = ("loop_perforate",)
-
-
-def location(c: Cursor) -> SourceLocation:
-    loc = c.location
-    return SourceLocation(loc.file.name if loc.file else "<unknown>", loc.line, loc.column)
+from approxcc.frontend.knob_targets import (
+    Target,
+    function_target,
+    location,
+    statement_target,
+    variants,
+)
 
 
 def unsupported(what: str, c: Cursor) -> CompileError:
@@ -102,8 +106,10 @@ _LVALUE_KINDS = (CursorKind.DECL_REF_EXPR, CursorKind.ARRAY_SUBSCRIPT_EXPR,
 class ModuleEmitter:
     """One translation unit → one builtin.module."""
 
-    def __init__(self, tu_cursor: Cursor, main_file: str, annotations: list[Annotation]):
+    def __init__(self, tu_cursor: Cursor, main_file: str, annotations: list[Annotation],
+                 sites: ClauseSites):
         self.tu_cursor = tu_cursor
+        self.sites = sites
         self.main_file = main_file
         self.module = ModuleOp([])
         self.by_line: dict[int, list[Annotation]] = {}
@@ -114,6 +120,8 @@ class ModuleEmitter:
         self.used: set[int] = set()
         self.knob_locs: dict[str, SourceLocation] = {}
         self.declared: set[str] = set()
+        self.functions = {c.spelling: c for c in tu_cursor.get_children()
+                          if c.kind == CursorKind.FUNCTION_DECL}
         self.defined = {c.spelling for c in tu_cursor.get_children()
                         if c.kind == CursorKind.FUNCTION_DECL and c.is_definition()}
         self.strings: dict[bytes, str] = {}
@@ -123,10 +131,10 @@ class ModuleEmitter:
             if c.location.file is None or c.location.file.name != self.main_file:
                 continue
             if c.kind == CursorKind.FUNCTION_DECL and c.is_definition():
-                for a in self.by_line.get(c.extent.start.line, []):
-                    self.used.add(id(a))
-                    self.check_function_annotation(a, c)
-                FunctionEmitter(self, c).emit()
+                anns = self.by_line.get(c.extent.start.line, [])
+                self.used.update(id(a) for a in anns)
+                self.sites.collect(c)
+                FunctionEmitter(self, c).emit(anns)
             elif c.kind == CursorKind.VAR_DECL:
                 raise unsupported("a global variable", c)
         for anns in self.by_line.values():
@@ -135,12 +143,14 @@ class ModuleEmitter:
                     raise CompileError("approx annotation has no target statement", a.loc)
         return self.module
 
-    def check_function_annotation(self, a: Annotation, fn: Cursor) -> None:
-        if a.directive == "loop_perforate" or a.directive == "task_skipping":
-            raise CompileError(f"'{a.directive}' applies to a statement, not to a function "
-                               "definition", a.loc, [note("annotated function is here",
-                                                          location(fn))])
-        raise CompileError(f"the '{a.directive}' directive is not implemented yet", a.loc)
+    def new_knob(self, a: Annotation, default_name: str) -> tuple[str, int]:
+        """The knob's unique name and its id (ids in source order, outer knobs first)."""
+        name = a.knob or default_name
+        if name in self.knob_locs:
+            raise CompileError(f"duplicate knob name '{name}'", a.loc,
+                               [note("first defined here", self.knob_locs[name])])
+        self.knob_locs[name] = a.loc
+        return name, len(self.knob_locs) - 1
 
     # symbols -----------------------------------------------------------------------------
     def declare(self, callee: Cursor) -> None:
@@ -182,6 +192,7 @@ class FunctionEmitter:
         self.vars: dict[Cursor, SSAValue] = {}  # SSA parameters
         self.mem: dict[Cursor, SSAValue] = {}   # allocas
         self.result = fn.type.get_result()
+        self.returns_yield = False  # inside a function-level knob, `return` yields
 
     def abi(self, c: Cursor):
         try:
@@ -189,7 +200,7 @@ class FunctionEmitter:
         except UnsupportedType as e:
             raise unsupported(f"type '{e}'", c) from None
 
-    def emit(self) -> None:
+    def emit(self, annotations: list[Annotation]) -> None:
         written = written_vars(self.body)
         for p, arg in zip(self.params, self.entry.args, strict=True):
             value = self.b.view(arg, c_types.pointer_view_type(p.type)) \
@@ -198,16 +209,12 @@ class FunctionEmitter:
                 self.store(LValue(self.alloca(p), (), p.type), value)
             else:
                 self.vars[p] = value
-        self.statement(self.body, top=True)
-        last = self.entry.last_op
-        if not isinstance(last, func.ReturnOp):
-            if c_types.is_void(self.result):
-                self.b.insert(func.ReturnOp())
-            elif self.fn.spelling == "main":
-                self.b.insert(func.ReturnOp(self.b.int_const(0, i32)))
-            else:
-                raise CompileError(f"non-void function '{self.fn.spelling}' must end with a "
-                                   "return statement", location(self.fn))
+        if annotations:
+            self.b.insert(func.ReturnOp(*self.function_knob(annotations)))
+        else:
+            self.statement(self.body, top=True)
+            if not isinstance(self.entry.last_op, func.ReturnOp):
+                self.b.insert(func.ReturnOp(*self.implicit_return()))
         for op in reversed(list(self.allocas.ops)):
             op.detach()
             self.entry.insert_op_before(op, self.entry.first_op)
@@ -217,6 +224,34 @@ class FunctionEmitter:
         if self.fn.storage_class.name == "STATIC":
             fop.sym_visibility = StringAttr("private")
         self.unit.module.body.block.add_op(fop)
+
+    def implicit_return(self) -> list[SSAValue]:
+        """What falling off the end of the function returns (C99: main returns 0)."""
+        if c_types.is_void(self.result):
+            return []
+        if self.fn.spelling == "main":
+            return [self.b.int_const(0, i32)]
+        raise CompileError(f"non-void function '{self.fn.spelling}' must end with a return "
+                           "statement", location(self.fn))
+
+    def function_knob(self, anns: list[Annotation]) -> list[SSAValue]:
+        """The whole body in one knob per annotation (first outermost); the knob yields what
+        the function returns."""
+        a, rest = anns[0], anns[1:]
+        target = function_target(a, self.fn)
+        name, knob_id = self.unit.new_knob(a, f"{self.fn.spelling}_{self.fn.extent.start.line}")
+        state = self.state(a)
+        body = Block()
+        with self.b.at(body):
+            if rest:
+                self.b.insert(YieldOp(*self.function_knob(rest)))
+            else:
+                self.returns_yield = True
+                self.statement(self.body, top=True)
+                if not isinstance(body.last_op, YieldOp):
+                    self.b.insert(YieldOp(*self.implicit_return()))
+        knob = self.make(a, target, name, knob_id, body, state)
+        return list(knob.results)
 
     # memory ------------------------------------------------------------------------------
     def alloca(self, var: Cursor) -> SSAValue:
@@ -286,7 +321,7 @@ class FunctionEmitter:
     def plain_statement(self, c: Cursor, top: bool = False) -> None:
         k = c.kind
         if k == CursorKind.COMPOUND_STMT:
-            kids = list(c.get_children())
+            kids = [s for s in c.get_children() if not self.unit.sites.is_site(s)]
             for i, s in enumerate(kids):
                 if s.kind == CursorKind.RETURN_STMT:
                     if not (top and i == len(kids) - 1):
@@ -320,38 +355,79 @@ class FunctionEmitter:
     def annotated(self, c: Cursor, anns: list[Annotation]) -> None:
         """Wrap the statement in one knob per annotation, the first annotation outermost."""
         a, rest = anns[0], anns[1:]
-        if a.directive not in IMPLEMENTED_DIRECTIVES:
-            raise CompileError(f"the '{a.directive}' directive is not implemented yet", a.loc)
-        for clause in ("state", "check"):
-            if getattr(a, clause) is not None:
-                raise CompileError(f"the '{clause}' clause is not implemented yet",
-                                   a.clause_locs.get(clause, a.loc))
-        if a.directive == "loop_perforate":
-            if c.kind != CursorKind.FOR_STMT:
-                raise CompileError("'loop_perforate' must precede a counted 'for' loop",
-                                   a.loc, [note("annotated statement is here", location(c))])
-            why = analyse(c)
-            if isinstance(why, str):
-                raise CompileError(f"'loop_perforate' cannot count this loop: {why}", a.loc,
-                                   [note("loop is here", location(c))])
-        name = a.knob or f"{self.fn.spelling}_{c.extent.start.line}"
-        if name in self.unit.knob_locs:
-            raise CompileError(f"duplicate knob name '{name}'", a.loc,
-                               [note("first defined here", self.unit.knob_locs[name])])
-        knob_id = len(self.unit.knob_locs)  # ids in source order, before any nested knob
-        self.unit.knob_locs[name] = a.loc
+        target = statement_target(a, c)
+        default = f"{self.fn.spelling}_{c.extent.start.line}"
+        nth = len(self.unit.by_line[c.extent.start.line]) - len(anns)
+        name, knob_id = self.unit.new_knob(a, f"{default}_{nth}" if nth else default)
+        state = self.state(a)
         body = Block()
         with self.b.at(body):
             if rest:
                 self.annotated(c, rest)
             else:
                 self.plain_statement(c)
-        params = {"values": ArrayAttr([IntegerAttr(v, i64) for v in a.domain()])}
+            self.safety_contract(a)
+        self.make(a, target, name, knob_id, body, state)
+
+    def make(self, a: Annotation, target: Target, name: str, knob_id: int, body: Block,
+             state: SSAValue | None) -> KnobOp:
+        """The knob op for one annotation, inserted at the current point."""
+        params: dict[str, Attribute] = {
+            "values": ArrayAttr([IntegerAttr(v, i64) for v in a.domain()]),
+            "target": StringAttr(target.kind)}
         if all(v == EXACT_VALUE[a.directive] for v in a.domain()):
             warn(f"all values of knob '{name}' are exact", a.loc)
-        knob = make_knob(name, knob_id, a.directive, DictionaryAttr(params),
-                         body, str(a.loc))
+        if target.kind == "call":
+            params["callee"] = SymbolRefAttr(target.callee.spelling)
+        if a.directive == "func_substitute":
+            exact = target.callee
+            for v in variants(a, exact, self.unit.functions):
+                self.unit.declare(v)
+            params["variants"] = ArrayAttr([SymbolRefAttr(v) for v in a.variants])
+        if state is not None:
+            lo, hi = a.threshold_range()
+            params |= {"dynamic": UnitAttr(), "thresholds": IntegerAttr(a.threshold_count(), i64),
+                       "range": ArrayAttr([IntegerAttr(lo, i64), IntegerAttr(hi, i64)])}
+        knob = make_knob(name, knob_id, a.directive, DictionaryAttr(params), body, str(a.loc),
+                         leading=[state] if state is not None else [])
         self.b.insert(knob)
+        return knob
+
+    def clause(self, a: Annotation, clause: str) -> Cursor:
+        expr = self.unit.sites.expr(a, clause)
+        if expr is None:
+            raise CompileError(f"cannot compile the '{clause}' expression",
+                               getattr(a, clause).loc)
+        return expr
+
+    def state(self, a: Annotation) -> SSAValue | None:
+        """The runtime state of a dynamic knob, computed where control reaches the target."""
+        if a.state is None:
+            return None
+        expr = self.clause(a, "state")
+        if not (c_types.is_integer(expr.type) or c_types.is_float(expr.type)):
+            raise CompileError(f"'state' must be an integer or floating-point expression, not "
+                               f"'{expr.type.spelling}'", a.state.loc)
+        return self.rvalue(expr)
+
+    def safety_contract(self, a: Annotation) -> None:
+        """`check(EXPR)` [`recover(CALL)`] as an approx.try after the target."""
+        if a.check is None:
+            return
+        check = Block()
+        with self.b.at(check):
+            self.b.insert(YieldOp(self.condition(self.clause(a, "check"))))
+        recovery, recover = Region(), StringAttr("exact")
+        if a.recover is not None:
+            call = strip(self.clause(a, "recover"))
+            if call.kind != CursorKind.CALL_EXPR or call.referenced is None:
+                raise CompileError("'recover' takes 'exact' or a call", a.recover.loc)
+            block = Block()
+            with self.b.at(block):
+                self.rvalue(call)
+                self.b.insert(YieldOp())
+            recovery, recover = Region(block), SymbolRefAttr(call.referenced.spelling)
+        self.b.insert(TryOp(recover, Region(check), recovery))
 
     def declaration(self, d: Cursor) -> None:
         if d.kind != CursorKind.VAR_DECL:
@@ -395,14 +471,10 @@ class FunctionEmitter:
                                     self.b.index(1), [], Region(body)))
 
     def return_statement(self, c: Cursor) -> None:
-        kids = list(c.get_children())
-        if kids:
-            value = self.rvalue(kids[0])
-            if c_types.is_pointer(self.result):
-                value = self.b.pointer(value)
-            self.b.insert(func.ReturnOp(value))
-        else:
-            self.b.insert(func.ReturnOp())
+        values = [self.rvalue(k) for k in c.get_children()]
+        if values and c_types.is_pointer(self.result):
+            values = [self.b.pointer(values[0])]
+        self.b.insert(YieldOp(*values) if self.returns_yield else func.ReturnOp(*values))
 
     def condition(self, c: Cursor) -> SSAValue:
         if c_types.is_pointer(c.type):

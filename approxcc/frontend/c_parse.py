@@ -2,22 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
+from clang.cindex import CursorKind, Index, TranslationUnit, TranslationUnitLoadError
 from clang.cindex import Diagnostic as ClangDiagnostic
-from clang.cindex import Index, TranslationUnit, TranslationUnitLoadError
 from xdsl.dialects.builtin import ModuleOp
 
 from approxcc.annotations import scan_annotations
 from approxcc.diagnostics import CompileError, SourceLocation
 from approxcc.frontend.c_emitter import ModuleEmitter
 from approxcc.frontend.c_types import UnsupportedType
+from approxcc.frontend.clause_exprs import ClauseSites
 
 
-def parse(path: str, clang_args: list[str]) -> TranslationUnit:
+def parse(path: str, clang_args: list[str], source: str | None = None,
+          origin: Callable[[int, int], SourceLocation | None] | None = None) -> TranslationUnit:
+    """Parse `path` (or the in-memory `source` standing for it); `origin` maps positions of
+    text the frontend inserted back to where the user wrote it."""
     lang = ["-x", "c++"] if Path(path).suffix in (".cc", ".cpp", ".cxx", ".C") else []
+    unsaved = [(path, source)] if source is not None else None
     try:
-        tu = Index.create().parse(path, args=lang + clang_args,
+        tu = Index.create().parse(path, args=lang + clang_args, unsaved_files=unsaved,
                                   options=TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD)
     except TranslationUnitLoadError:
         raise CompileError(f"cannot parse '{path}'") from None
@@ -25,8 +31,21 @@ def parse(path: str, clang_args: list[str]) -> TranslationUnit:
         if d.severity >= ClangDiagnostic.Error:
             loc = d.location
             where = SourceLocation(loc.file.name, loc.line, loc.column) if loc.file else None
+            if where and origin and where.file == tu.spelling:
+                where = origin(where.line, where.col) or where
             raise CompileError(d.spelling, where)
     return tu
+
+
+def _function_bodies(tu: TranslationUnit) -> dict[int, tuple[int, int]]:
+    """First line of each function definition in the main file → its body's `{`."""
+    bodies = {}
+    for c in tu.cursor.get_children():
+        if c.kind == CursorKind.FUNCTION_DECL and c.is_definition() and \
+                c.location.file and c.location.file.name == tu.spelling:
+            body = next(k for k in c.get_children() if k.kind == CursorKind.COMPOUND_STMT)
+            bodies[c.extent.start.line] = (body.extent.start.line, body.extent.start.column)
+    return bodies
 
 
 def c_to_mlir(path: str, clang_args: list[str]) -> ModuleOp:
@@ -37,7 +56,10 @@ def c_to_mlir(path: str, clang_args: list[str]) -> ModuleOp:
         raise CompileError(f"no such file or directory: '{path}'") from e
     annotations = scan_annotations(path, source)
     tu = parse(path, clang_args)
+    sites = ClauseSites(source, annotations)
+    if sites:  # a second parse, with the clause expressions placed in their scopes
+        tu = parse(path, clang_args, sites.rewrite(_function_bodies(tu)), sites.original)
     try:
-        return ModuleEmitter(tu.cursor, tu.spelling, annotations).emit()
+        return ModuleEmitter(tu.cursor, tu.spelling, annotations, sites).emit()
     except UnsupportedType as e:
         raise CompileError(f"type '{e}' is not supported by the approxcc C frontend yet") from e

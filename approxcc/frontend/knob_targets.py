@@ -1,0 +1,95 @@
+"""What an annotation applies to, checked against its directive's target rules
+(spec/annotations.md): a counted `for` loop, a statement holding exactly one call, an
+expression statement / block / `if`, or a function definition."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from clang.cindex import Cursor, CursorKind
+
+from approxcc.annotations import Annotation
+from approxcc.diagnostics import CompileError, SourceLocation, note
+from approxcc.frontend import c_types
+from approxcc.frontend.counted_loops import analyse
+
+
+@dataclass(frozen=True)
+class Target:
+    kind: str                    # "loop" | "statement" | "call" | "function" (docs/approx-ir.md)
+    callee: Cursor | None = None  # the called function ("call") or the definition ("function")
+
+
+def location(c: Cursor) -> SourceLocation:
+    loc = c.location
+    return SourceLocation(loc.file.name if loc.file else "<unknown>", loc.line, loc.column)
+
+
+def _wrong(a: Annotation, what: str, c: Cursor) -> CompileError:
+    what_is_here = "loop is here" if c.kind == CursorKind.FOR_STMT else "annotated code is here"
+    return CompileError(f"'{a.directive}' {what}", a.loc, [note(what_is_here, location(c))])
+
+
+def _calls(c: Cursor) -> list[Cursor]:
+    return [n for n in c.walk_preorder() if n.kind == CursorKind.CALL_EXPR]
+
+
+def _returns_scalar(fn: Cursor) -> bool:
+    result = fn.type.get_result()
+    return c_types.is_integer(result) or c_types.is_float(result)
+
+
+def statement_target(a: Annotation, c: Cursor) -> Target:
+    if a.directive == "loop_perforate":
+        if c.kind != CursorKind.FOR_STMT:
+            raise _wrong(a, "must precede a counted 'for' loop", c)
+        why = analyse(c)
+        if isinstance(why, str):
+            raise _wrong(a, f"cannot count this loop: {why}", c)
+        return Target("loop")
+    if a.directive == "task_skipping":
+        if c.kind not in (CursorKind.COMPOUND_STMT, CursorKind.IF_STMT) and \
+                not (c.kind.is_expression() or c.kind == CursorKind.UNEXPOSED_EXPR):
+            raise _wrong(a, "must precede an expression statement, a '{}' block or an 'if'", c)
+        return Target("statement")
+    calls = _calls(c)
+    if len(calls) != 1 or calls[0].referenced is None or \
+            calls[0].referenced.kind != CursorKind.FUNCTION_DECL:
+        raise _wrong(a, f"must precede a function definition or a statement holding exactly "
+                        f"one call (this one holds {len(calls)})", c)
+    callee = calls[0].referenced
+    if a.directive == "memoize" and not _returns_scalar(callee):
+        raise _wrong(a, f"needs a call whose callee returns a scalar; '{callee.spelling}' "
+                        f"returns '{callee.type.get_result().spelling}'", c)
+    return Target("call", callee)
+
+
+def function_target(a: Annotation, fn: Cursor) -> Target:
+    if a.directive in ("loop_perforate", "task_skipping"):
+        raise _wrong(a, "applies to a statement, not to a function definition", fn)
+    if a.directive == "memoize" and not _returns_scalar(fn):
+        raise _wrong(a, f"needs a function that returns a scalar; '{fn.spelling}' returns "
+                        f"'{fn.type.get_result().spelling}'", fn)
+    if a.check is not None:
+        raise CompileError("'check' on a function definition is not supported yet; put the "
+                           "annotation on a call statement", a.clause_locs.get("check", a.loc))
+    return Target("function", fn)
+
+
+def variants(a: Annotation, exact: Cursor, functions: dict[str, Cursor]) -> list[Cursor]:
+    """The declarations of `variants(...)`, each with exactly the exact function's type."""
+    out = []
+    where = a.clause_locs.get("variants", a.loc)
+    for name in a.variants:
+        variant = functions.get(name)
+        if variant is None:
+            raise CompileError(f"variant '{name}' is not a function declared in this file",
+                               where)
+        if variant.type.get_canonical().spelling != exact.type.get_canonical().spelling:
+            raise CompileError(
+                f"variant '{name}' has type '{variant.type.spelling}' but '{exact.spelling}' "
+                f"has type '{exact.type.spelling}'", where,
+                [note(f"'{name}' is declared here", location(variant)),
+                 note(f"'{exact.spelling}' is declared here", location(exact))])
+        out.append(variant)
+    return out
