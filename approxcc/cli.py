@@ -45,6 +45,9 @@ def opt_cmd(input_file: str, pipeline: str, print_ir_after_all: bool, split_inpu
 @click.argument("sources", nargs=-1, required=True)
 @click.option("-o", "output", help="Output file.")
 @click.option("--config", type=click.Path(), help="Knob configuration (JSON) to build.")
+@click.option("--tunable", is_flag=True,
+              help="One binary for every configuration: knob parameters are read at start-up "
+                   "from the JSON file named by $APPROX_CONFIG (exact when unset).")
 @click.option("-O", "opt_level", type=click.IntRange(0, 3), default=2, show_default=True,
               help="Optimisation level (-O0..-O3).")
 @click.option("-S", "text", is_flag=True, help="Emit text instead of a binary (see --emit).")
@@ -58,7 +61,8 @@ def opt_cmd(input_file: str, pipeline: str, print_ir_after_all: bool, split_inpu
 @click.option("-l", "libs", multiple=True, help="Link a library.")
 @click.option("-L", "libdirs", multiple=True, help="Add a library directory.")
 @click.option("-###", "print_jobs", is_flag=True, help="Print the jobs, run nothing.")
-def build_cmd(sources: tuple[str, ...], output: str | None, config: str | None, opt_level: int,
+def build_cmd(sources: tuple[str, ...], output: str | None, config: str | None, tunable: bool,
+              opt_level: int,
               text: bool, emit: str | None, compile_only: bool, includes: tuple[str, ...],
               defines: tuple[str, ...], undefines: tuple[str, ...], std: str | None,
               libs: tuple[str, ...], libdirs: tuple[str, ...], print_jobs: bool) -> None:
@@ -68,7 +72,10 @@ def build_cmd(sources: tuple[str, ...], output: str | None, config: str | None, 
     clang_args = [f"-I{i}" for i in includes] + [f"-D{d}" for d in defines] + \
         [f"-U{u}" for u in undefines] + ([f"-std={std.lstrip('=')}"] if std else [])
     clang_args.append(f"-I{Path(__file__).resolve().parents[1] / 'runtime'}")
-    opts = Options(list(sources), output, config, opt_level,
+    if config and tunable:
+        raise click.UsageError("--config builds one configuration, --tunable all of them: "
+                               "choose one")
+    opts = Options(list(sources), output, config, tunable, opt_level,
                    emit=(emit or "asm") if text else None, compile_only=compile_only,
                    clang_args=clang_args,
                    link_args=[f"-L{d}" for d in libdirs] + [f"-l{lib}" for lib in libs],

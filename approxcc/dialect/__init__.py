@@ -1,6 +1,7 @@
 """The approx dialect: ops, verifiers, the transform registry and `make_knob`."""
 
 from approxcc.dialect.approx import (
+    TARGETS,
     TRANSFORMS,
     Approx,
     DecisionTreeOp,
@@ -16,6 +17,7 @@ from approxcc.dialect.approx import (
 )
 
 __all__ = [
+    "TARGETS",
     "TRANSFORMS",
     "Approx",
     "DecisionTreeOp",

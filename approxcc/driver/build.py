@@ -34,6 +34,7 @@ class Options:
     sources: list[str]
     output: str | None = None
     config: str | None = None
+    tunable: bool = False            # knob parameters read at start-up (APPROX_CONFIG)
     opt_level: int = 2
     emit: str | None = None          # with -S: approx | mlir | llvm | asm
     compile_only: bool = False       # -c
@@ -115,11 +116,12 @@ class Compilation:
             from approxcc.lowering.registry import default_pipeline
 
             module = state["module"]
-            for p in default_pipeline(opts.config):
+            for p in default_pipeline(opts.config, tunable=opts.tunable):
                 p.apply(Context(), module)
             core_mlir.write_text(print_module(module, generic=True))
 
-        config = [f"--config={opts.config}"] if opts.config else []
+        config = [f"--config={opts.config}"] if opts.config else \
+            (["--tunable"] if opts.tunable else [])
         self.jobs.append(Job(["approxcc-frontend", src, *opts.clang_args, "-o",
                               str(approx_mlir)], frontend))
         if final == "approx":

@@ -9,10 +9,11 @@ from clang.cindex import CursorKind, Index, TranslationUnit, TranslationUnitLoad
 from clang.cindex import Diagnostic as ClangDiagnostic
 from xdsl.dialects.builtin import ModuleOp
 
-from approxcc.annotations import scan_annotations
-from approxcc.diagnostics import CompileError, SourceLocation
+from approxcc.annotations import Annotation, scan_annotations
+from approxcc.diagnostics import CompileError, SourceLocation, warn
 from approxcc.frontend.c_emitter import ModuleEmitter
 from approxcc.frontend.c_types import UnsupportedType
+from approxcc.frontend.clang_eval import skipped_lines
 from approxcc.frontend.clause_exprs import ClauseSites
 
 
@@ -48,14 +49,26 @@ def _function_bodies(tu: TranslationUnit) -> dict[int, tuple[int, int]]:
     return bodies
 
 
+def live_annotations(annotations: list[Annotation],
+                     skipped: list[tuple[int, int]]) -> list[Annotation]:
+    """Annotations outside the code the preprocessor skipped; the others are warned about."""
+    live = []
+    for a in annotations:
+        if any(first <= a.lines[0] <= last for first, last in skipped):
+            warn("approx annotation in code the preprocessor skips has no effect", a.loc)
+        else:
+            live.append(a)
+    return live
+
+
 def c_to_mlir(path: str, clang_args: list[str]) -> ModuleOp:
     """C/C++ source → MLIR module with approx.knob ops around the annotated statements."""
     try:
         source = Path(path).read_text()
     except OSError as e:
         raise CompileError(f"no such file or directory: '{path}'") from e
-    annotations = scan_annotations(path, source)
     tu = parse(path, clang_args)
+    annotations = live_annotations(scan_annotations(path, source), skipped_lines(tu, tu.spelling))
     sites = ClauseSites(source, annotations)
     if sites:  # a second parse, with the clause expressions placed in their scopes
         tu = parse(path, clang_args, sites.rewrite(_function_bodies(tu)), sites.original)

@@ -1,15 +1,19 @@
 """libclang entry points the Python bindings do not wrap: constant evaluation
-(`clang_Cursor_Evaluate`) and unary operator kinds. Asking clang (not reading the tokens) makes
-literals and operators written through macros, `sizeof` and constant expressions come out
-exactly as the C compiler sees them."""
+(`clang_Cursor_Evaluate`), unary operator kinds and the ranges the preprocessor skipped.
+Asking clang (not reading the tokens) makes literals and operators written through macros,
+`sizeof` and constant expressions come out exactly as the C compiler sees them."""
 
 from __future__ import annotations
 
 import ctypes
 
-from clang.cindex import Cursor, conf
+from clang.cindex import Cursor, SourceRange, TranslationUnit, conf
 
 _INT, _FLOAT = 1, 2  # CXEvalResultKind
+
+
+class _RangeList(ctypes.Structure):  # CXSourceRangeList
+    _fields_ = [("count", ctypes.c_uint), ("ranges", ctypes.POINTER(SourceRange))]
 
 
 def _lib() -> ctypes.CDLL:
@@ -27,6 +31,9 @@ def _lib() -> ctypes.CDLL:
         lib.clang_EvalResult_dispose.argtypes = [ctypes.c_void_p]
         lib.clang_getCursorUnaryOperatorKind.argtypes = [Cursor]
         lib.clang_getCursorUnaryOperatorKind.restype = ctypes.c_int
+        lib.clang_getAllSkippedRanges.argtypes = [TranslationUnit]
+        lib.clang_getAllSkippedRanges.restype = ctypes.POINTER(_RangeList)
+        lib.clang_disposeSourceRangeList.argtypes = [ctypes.POINTER(_RangeList)]
         lib._approxcc_eval = True
     return lib
 
@@ -59,3 +66,18 @@ _UNARY = {1: ("++", False), 2: ("--", False), 3: ("++", True), 4: ("--", True), 
 def unary_operator(cursor: Cursor) -> tuple[str, bool]:
     """(operator, is_prefix) of a UNARY_OPERATOR cursor."""
     return _UNARY.get(_lib().clang_getCursorUnaryOperatorKind(cursor), ("?", True))
+
+
+def skipped_lines(tu: TranslationUnit, path: str) -> list[tuple[int, int]]:
+    """(first, last) lines of `path` that the preprocessor skipped (`#if 0`, dead `#ifdef`)."""
+    lib = _lib()
+    ranges = lib.clang_getAllSkippedRanges(tu)
+    try:
+        out = []
+        for i in range(ranges.contents.count):
+            r = ranges.contents.ranges[i]
+            if r.start.file and r.start.file.name == path:
+                out.append((r.start.line, r.end.line))
+        return out
+    finally:
+        lib.clang_disposeSourceRangeList(ranges)

@@ -10,16 +10,26 @@ from xdsl.utils.exceptions import ArgSpecParseError
 
 from approxcc.diagnostics import CompileError
 from approxcc.lowering.apply_config import ApplyConfigPass
+from approxcc.lowering.bind_runtime import BindRuntimePass
 from approxcc.lowering.emit_management import EmitManagementPass
 from approxcc.lowering.finalize import FinalizePass
+from approxcc.lowering.lower_decision_tree import LowerDecisionTreePass
+from approxcc.lowering.lower_try import LowerTryPass
 from approxcc.lowering.transform import TransformPass
+from approxcc.lowering.tunable import TunablePass
 
 PASSES: dict[str, type[ModulePass]] = {
-    p.name: p for p in (ApplyConfigPass, EmitManagementPass, TransformPass, FinalizePass)
+    p.name: p for p in (ApplyConfigPass, EmitManagementPass, TransformPass, FinalizePass,
+                        LowerTryPass, BindRuntimePass, LowerDecisionTreePass, TunablePass)
 }
 
-# The release pipeline after the (optional) approx-apply-config.
-DEFAULT_PIPELINE = "approx-emit-management,approx-transform,approx-finalize"
+# The release pipeline after the (optional) approx-apply-config, and the tunable pipeline
+# (one binary, configured at run time through APPROX_CONFIG); docs/approx-ir.md §4.
+DEFAULT_PIPELINE = ("approx-lower-try,approx-emit-management,approx-lower-decision-tree,"
+                    "approx-bind-runtime,approx-transform,approx-finalize")
+TUNABLE_PIPELINE = ("approx-lower-try,approx-emit-management,approx-tunable,"
+                    "approx-lower-decision-tree,approx-bind-runtime,approx-transform,"
+                    "approx-finalize")
 
 # xDSL's pipeline lexer takes identifiers, numbers or quoted strings as option values;
 # quote anything else (`config=dir/c.json`), as mlir-opt accepts such values bare.
@@ -51,7 +61,13 @@ def parse_pipeline(text: str) -> list[ModulePass]:
     return passes
 
 
-def default_pipeline(config: str | None = None) -> list[ModulePass]:
-    """approx-apply-config (when a configuration is given), then DEFAULT_PIPELINE."""
+def default_pipeline(config: str | None = None, tunable: bool = False) -> list[ModulePass]:
+    """The release pipeline (approx-apply-config first when a configuration is given), or
+    the tunable one, which takes its configuration at run time instead."""
+    if tunable:
+        if config:
+            raise CompileError("a tunable build reads its configuration at run time "
+                               "(APPROX_CONFIG), not at compile time")
+        return parse_pipeline(TUNABLE_PIPELINE)
     apply_config: list[ModulePass] = [ApplyConfigPass(config)] if config else []
     return apply_config + parse_pipeline(DEFAULT_PIPELINE)

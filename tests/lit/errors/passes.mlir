@@ -1,21 +1,21 @@
 // RUN: not %approxcc opt %s --split-input-file --pass-pipeline=approx-emit-management,approx-transform,approx-finalize 2>&1 | FileCheck %s
 
-// CHECK: k.c:1:1: error: knob 'dyn': dynamic knobs (state) are not supported yet
-func.func @f(%n: index) {
-  "approx.knob"(%n) <{id = 0 : i64, name = "dyn", transform_types = ["loop_perforate"], params = {values = [1, 2], thresholds = 1, dynamic}, loc = "k.c:1:1"}> ({
-  ^bb0(%t: index):
+// CHECK: k.c:1:1: error: knob 'dyn': range [0, 2] has no room for 3 distinct integer thresholds
+func.func @f(%s: i32, %n: index) {
+  "approx.knob"(%s, %n) <{id = 0 : i64, name = "dyn", transform_types = ["loop_perforate"], params = {values = [1, 2], thresholds = 3, range = [0, 2], dynamic}, loc = "k.c:1:1"}> ({
+  ^bb0(%state: i32, %t: index):
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     scf.for %k = %c0 to %t step %c1 {
     }
     "approx.yield"() : () -> ()
-  }) : (index) -> ()
+  }) : (i32, index) -> ()
   func.return
 }
 
 // -----
 
-// CHECK: k.c:2:1: error: transform 'memoize' is not implemented yet
+// CHECK: k.c:2:1: error: knob 'memo': memoize: params.target must be "call" or "function"
 func.func @f() {
   "approx.knob"() <{id = 0 : i64, name = "memo", transform_types = ["memoize"], params = {}, loc = "k.c:2:1"}> ({
     "approx.yield"() : () -> ()

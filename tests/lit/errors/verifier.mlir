@@ -111,7 +111,7 @@ func.func @f() {
 func.func @f(%s: i32) {
   "approx.knob"(%s) <{id = 0 : i64, name = "k", transform_types = ["task_skipping"], params = {}, loc = "k.c:12:1"}> ({
   ^bb0(%a: i32):
-    %v = "approx.decision_tree"(%a) <{thresholds = [1, 5], decisions = [0, 1], transform_type = "task_skipping"}> : (i32) -> index
+    %v = "approx.decision_tree"(%a) <{thresholds = [1, 5], decisions = [0, 1], transform_type = "task_skipping", operandSegmentSizes = array<i32: 1, 0, 0>}> : (i32) -> index
     "approx.yield"() : () -> ()
   }) : (i32) -> ()
   func.return
@@ -123,7 +123,7 @@ func.func @f(%s: i32) {
 func.func @f(%s: f32) {
   "approx.knob"(%s) <{id = 0 : i64, name = "l", transform_types = ["task_skipping"], params = {}, loc = "k.c:13:1"}> ({
   ^bb0(%a: f32):
-    %v = "approx.decision_tree"(%a) <{thresholds = [5, 1], decisions = [0, 1, 0], transform_type = "task_skipping"}> : (f32) -> index
+    %v = "approx.decision_tree"(%a) <{thresholds = [5, 1], decisions = [0, 1, 0], transform_type = "task_skipping", operandSegmentSizes = array<i32: 1, 0, 0>}> : (f32) -> index
     "approx.yield"() : () -> ()
   }) : (f32) -> ()
   func.return
@@ -135,7 +135,7 @@ func.func @f(%s: f32) {
 func.func @f(%s: i32) {
   "approx.knob"(%s) <{id = 0 : i64, name = "m", transform_types = ["task_skipping"], params = {}, loc = "k.c:14:1"}> ({
   ^bb0(%a: i32):
-    %v = "approx.decision_tree"(%a) <{thresholds = [1], decisions = [0, 1], transform_type = "fuse"}> : (i32) -> index
+    %v = "approx.decision_tree"(%a) <{thresholds = [1], decisions = [0, 1], transform_type = "fuse", operandSegmentSizes = array<i32: 1, 0, 0>}> : (i32) -> index
     "approx.yield"() : () -> ()
   }) : (i32) -> ()
   func.return
@@ -161,7 +161,7 @@ func.func @f() {
     "approx.try"() <{recover = "retry"}> ({
       %t = arith.constant true
       "approx.yield"(%t) : (i1) -> ()
-    }) : () -> ()
+    }, {}) : () -> ()
     "approx.yield"() : () -> ()
   }) : () -> ()
   func.return
@@ -175,7 +175,7 @@ func.func @f() {
     "approx.try"() <{recover = @fallback}> ({
       %t = arith.constant 1 : i32
       "approx.yield"(%t) : (i32) -> ()
-    }) : () -> ()
+    }, {}) : () -> ()
     "approx.yield"() : () -> ()
   }) : () -> ()
   func.return

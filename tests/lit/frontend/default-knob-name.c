@@ -14,10 +14,9 @@ double smooth(double *v, int n) {
 
 // CHECK-LABEL: func.func @smooth(
 // CHECK:         scf.for
-// CHECK:           "approx.knob"
-// CHECK-SAME:        name = "smooth_9"
+// CHECK:           approx.knob "smooth_9"
 // CHECK-SAME:        values = [1 : i64, 2 : i64, 3 : i64, 4 : i64, 5 : i64, 6 : i64, 7 : i64, 8 : i64]
-// CHECK-SAME:        loc = "{{.*}}default-knob-name.c:8:16"
+// CHECK-SAME:        loc "{{.*}}default-knob-name.c:8:16"
 // CHECK:             scf.for
 // CHECK:             approx.yield
 // CHECK:         func.return

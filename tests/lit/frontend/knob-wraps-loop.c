@@ -14,10 +14,9 @@ void scale(float *out, const float *in, int n) {
 // CHECK-LABEL: func.func @scale(
 // CHECK:         memref.store
 // CHECK-NOT:     scf.for
-// CHECK:         "approx.knob"
-// CHECK-SAME:      name = "scale_loop", transform_types = ["loop_perforate"]
-// CHECK-SAME:      params = {values = [1 : i64, 2 : i64, 3 : i64]}
-// CHECK-SAME:      loc = "{{.*}}knob-wraps-loop.c:7:18"
+// CHECK:         approx.knob "scale_loop" id 0 [loop_perforate]
+// CHECK-SAME:      params {values = [1 : i64, 2 : i64, 3 : i64], target = "loop"}
+// CHECK-SAME:      loc "{{.*}}knob-wraps-loop.c:7:18"
 // CHECK-NEXT:    ^bb{{[0-9]+}}(
 // CHECK:           arith.cmpi sle
 // CHECK:           arith.divui
@@ -32,7 +31,7 @@ void scale(float *out, const float *in, int n) {
 // CHECK:             arith.mulf
 // CHECK:           }
 // CHECK-NEXT:      approx.yield
-// CHECK-NEXT:    })
+// CHECK-NEXT:    }
 // CHECK:         scf.for
 // CHECK-NOT:     approx.knob
 // CHECK:         func.return

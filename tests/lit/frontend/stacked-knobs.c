@@ -12,19 +12,17 @@ int sum(const int *a, int n) {
 }
 
 // CHECK-LABEL: func.func @sum(
-// CHECK:         "approx.knob"
-// CHECK-SAME:      id = 0 : i64, name = "outer_knob"
+// CHECK:         approx.knob "outer_knob" id 0
 // CHECK-SAME:      values = [1 : i64, 2 : i64]
-// CHECK-SAME:      loc = "{{.*}}stacked-knobs.c:7:18"
+// CHECK-SAME:      loc "{{.*}}stacked-knobs.c:7:18"
 // CHECK-NEXT:    ^bb{{[0-9]+}}(
-// CHECK-NEXT:      "approx.knob"
-// CHECK-SAME:        id = 1 : i64, name = "inner_knob"
+// CHECK-NEXT:      approx.knob "inner_knob" id 1
 // CHECK-SAME:        values = [1 : i64, 4 : i64]
-// CHECK-SAME:        loc = "{{.*}}stacked-knobs.c:8:14"
+// CHECK-SAME:        loc "{{.*}}stacked-knobs.c:8:14"
 // CHECK-NEXT:      ^bb{{[0-9]+}}(
 // CHECK:             scf.for
 // CHECK:             approx.yield
-// CHECK-NEXT:      })
+// CHECK-NEXT:      }
 // CHECK-NEXT:      approx.yield
-// CHECK-NEXT:    })
+// CHECK-NEXT:    }
 // CHECK:         func.return

@@ -15,7 +15,7 @@
 // UPSTREAM:         cf.cond_br
 
 // DUMP: // -----// IR Dump After approx-emit-management //----- //
-// DUMP:   "approx.transform"
+// DUMP:   approx.transform "loop_perforate" 1
 // DUMP: // -----// IR Dump After approx-transform //----- //
 // DUMP: // -----// IR Dump After approx-finalize //----- //
 // DUMP-NOT: approx.

@@ -1,0 +1,157 @@
+"""func_substitute: value 0 runs the exact function, k runs `params.variants[k-1]`.
+
+A `"call"` knob substitutes the callee of its one call of `params.callee`; a `"function"`
+knob (the whole body of a function) substitutes the function, for every caller. A dynamic
+value becomes an `scf.index_switch` with one case per variant and the exact code as its
+default (value 0, and any value outside the knob's domain).
+
+The helpers that find a transform's target are shared with task_skipping and memoize.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import cast
+
+from xdsl.dialects import func, llvm, scf
+from xdsl.dialects.builtin import DenseArrayBase, StringAttr, SymbolRefAttr, i64
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.rewriter import InsertPoint
+
+from approxcc.dialect import DecisionTreeOp, KnobOp, TransformOp, TryOp, YieldOp
+from approxcc.lowering.bind_runtime import check_variants, knob_error
+
+
+def transform_knob(transform: TransformOp) -> KnobOp:
+    return cast(KnobOp, transform.parent_op())  # HasParent(KnobOp), verified
+
+
+def knob_target(knob: KnobOp) -> str | None:
+    """`params.target`: "loop", "statement", "call" or "function"."""
+    target = knob.param("target")
+    return target.data if isinstance(target, StringAttr) else None
+
+
+def target_ops(transform: TransformOp) -> list[Operation]:
+    """The target: the knob body's ops after the transform, less management and the yield."""
+    ops: list[Operation] = []
+    op = transform.next_op
+    while op is not None:
+        if not isinstance(op, TransformOp | DecisionTreeOp | TryOp | YieldOp):
+            ops.append(op)
+        op = op.next_op
+    return ops
+
+
+def target_call(transform: TransformOp, transform_type: str) -> func.CallOp:
+    """The one call of `params.callee` in a `"call"` knob's target."""
+    knob = transform_knob(transform)
+    callee = knob.param("callee")
+    if not isinstance(callee, SymbolRefAttr):
+        raise knob_error(knob, f"{transform_type}: a \"call\" target needs params.callee")
+    calls = [op for root in target_ops(transform) for op in root.walk()
+             if isinstance(op, func.CallOp) and op.callee == callee]
+    if len(calls) != 1:
+        raise knob_error(knob, f"{transform_type}: expected one call of "
+                               f"'{callee.string_value()}' in the target, found {len(calls)}")
+    return calls[0]
+
+
+def function_arguments(knob: KnobOp) -> list[SSAValue]:
+    """Inside a `"function"` knob, the block arguments that carry the enclosing function's
+    arguments (captured here if the body does not use them)."""
+    function = cast(func.FuncOp, knob.parent_op())  # check_variants found it
+    block = knob.body.block
+    inside: list[SSAValue] = []
+    for arg in function.body.block.args:
+        if arg in knob.args:
+            inside.append(block.args[list(knob.args).index(arg)])
+        else:
+            knob.operands = [*knob.operands, arg]
+            inside.append(block.insert_arg(arg.type, len(block.args)))
+    return inside
+
+
+def call_op(function: func.FuncOp | llvm.FuncOp, args: Sequence[SSAValue],
+            result_types: Sequence[Attribute]) -> Operation:
+    if isinstance(function, llvm.FuncOp):
+        return llvm.CallOp(function.sym_name.data, *args,
+                           return_type=result_types[0] if result_types else None)
+    return func.CallOp(function.sym_name.data, args, result_types)
+
+
+def _switch(value: SSAValue, exact: Block, variants: Sequence[func.FuncOp | llvm.FuncOp],
+            args: Sequence[SSAValue], result_types: Sequence[Attribute]) -> scf.IndexSwitchOp:
+    """`scf.index_switch value`: case k calls variants[k-1], default runs `exact` (which
+    must end in the values to yield, as an scf.yield)."""
+    cases: list[Region] = []
+    for variant in variants:
+        call = call_op(variant, args, result_types)
+        cases.append(Region(Block([call, scf.YieldOp(*call.results)])))
+    return scf.IndexSwitchOp(value, DenseArrayBase.from_list(i64, range(1, len(variants) + 1)),
+                             Region(exact), cases, result_types)
+
+
+class SubstituteFunction(RewritePattern):
+    """Rewrites a func_substitute knob's call (or function body) to call the chosen variant."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, transform: TransformOp, rewriter: PatternRewriter, /) -> None:
+        knob = transform_knob(transform)
+        variants = check_variants(knob)
+        value = transform.transform_value
+        if value is not None and not 0 <= value.value.data <= len(variants):
+            raise knob_error(knob, f"func_substitute: value {value.value.data} has no variant "
+                                   f"(values are 0 to {len(variants)})")
+        if value is not None and value.value.data == 0:  # the exact function
+            rewriter.erase(transform)
+            return
+        if knob_target(knob) == "call":
+            self._substitute_call(transform, variants, rewriter)
+        else:  # "function": check_variants found no exact function for any other target
+            self._substitute_body(transform, variants, rewriter)
+        rewriter.erase(transform)
+
+    @staticmethod
+    def _substitute_call(transform: TransformOp, variants: Sequence[func.FuncOp | llvm.FuncOp],
+                         rewriter: PatternRewriter) -> None:
+        call = target_call(transform, "func_substitute")
+        args, types = list(call.arguments), list(call.result_types)
+        if transform.transform_value is not None:
+            variant = variants[transform.transform_value.value.data - 1]
+            rewriter.replace(call, call_op(variant, args, types))
+            return
+        exact = Block()
+        switch = _switch(transform.dynamic_value, exact, variants, args, types)
+        rewriter.insert(switch, InsertPoint.before(call))
+        for old, new in zip(call.results, switch.results, strict=True):
+            rewriter.replace_all_uses_with(old, new)
+        call.detach()
+        exact.add_ops([call, scf.YieldOp(*call.results)])
+
+    @staticmethod
+    def _substitute_body(transform: TransformOp, variants: Sequence[func.FuncOp | llvm.FuncOp],
+                         rewriter: PatternRewriter) -> None:
+        knob = transform_knob(transform)
+        args = function_arguments(knob)
+        body = target_ops(transform)
+        terminator = cast(YieldOp, knob.body.block.last_op)  # verified
+        types = [r.type for r in knob.res]
+        if transform.transform_value is not None:
+            call = call_op(variants[transform.transform_value.value.data - 1], args, types)
+            rewriter.insert(call, InsertPoint.before(terminator))
+            terminator.operands = call.results
+            rewriter.notify_op_modified(terminator)
+            for op in reversed(body):
+                rewriter.erase(op)
+            return
+        exact = Block()
+        switch = _switch(transform.dynamic_value, exact, variants, args, types)
+        rewriter.insert(switch, InsertPoint.before(terminator))
+        yielded = list(terminator.operands)
+        terminator.operands = switch.results
+        rewriter.notify_op_modified(terminator)
+        for op in body:
+            op.detach()
+        exact.add_ops([*body, scf.YieldOp(*yielded)])
