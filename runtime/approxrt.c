@@ -618,6 +618,16 @@ static void print_list(const struct jval *arr) {
   err_more("]");
 }
 
+/* Exits: the configured thresholds of knob `nm` are not strictly increasing. */
+static void fail_unsorted(const char *nm, size_t nl, const struct jval *thr, int64_t *bits) {
+  free(bits);
+  err_begin(nm, nl);
+  err_more("thresholds ");
+  print_list(thr);
+  err_more(" are not strictly increasing");
+  err_end();
+}
+
 static void apply_knob(const struct knob *k, const struct jval *entry) {
   const char *nm = k->name;
   size_t nl = k->name_len;
@@ -666,14 +676,7 @@ static void apply_knob(const struct knob *k, const struct jval *entry) {
         fail(nm, nl, "threshold %.*s is not a 64-bit integer (the knob's state is an integer)",
              tl, t->tok);
       }
-      if (i > 0 && bits[i - 1] >= bits[i]) {
-        free(bits);
-        err_begin(nm, nl);
-        err_more("thresholds ");
-        print_list(thr);
-        err_more(" are not strictly increasing");
-        err_end();
-      }
+      if (i > 0 && bits[i - 1] >= bits[i]) fail_unsorted(nm, nl, thr, bits);
     } else {
       if (!t->finite) {
         free(bits);
@@ -683,14 +686,7 @@ static void apply_knob(const struct knob *k, const struct jval *entry) {
       if (i > 0) {
         double prev;
         memcpy(&prev, &bits[i - 1], sizeof prev);
-        if (!(prev < d)) {
-          free(bits);
-          err_begin(nm, nl);
-          err_more("thresholds ");
-          print_list(thr);
-          err_more(" are not strictly increasing");
-          err_end();
-        }
+        if (!(prev < d)) fail_unsorted(nm, nl, thr, bits);
       }
       memcpy(&bits[i], &d, sizeof d);
     }

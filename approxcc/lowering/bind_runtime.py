@@ -18,8 +18,8 @@ from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
 from xdsl.traits import SymbolTable
 
-from approxcc.diagnostics import CompileError
 from approxcc.dialect import KnobOp, enclosing_knob, knobs, verify_knobs
+from approxcc.lowering.targets import knob_error
 
 
 @dataclass(frozen=True)
@@ -58,10 +58,6 @@ def signature(function: func.FuncOp | llvm.FuncOp) -> Signature:
 
 def call_signature(call: func.CallOp | llvm.CallOp) -> Signature:
     return Signature(tuple(v.type for v in call.operands), tuple(call.result_types))
-
-
-def knob_error(knob: KnobOp, message: str) -> CompileError:
-    return CompileError(f"knob '{knob.knob_name.data}': {message}", knob.source_loc)
 
 
 def check_calls(knob: KnobOp, ops: Iterable[Operation]) -> None:

@@ -5,7 +5,6 @@ knob (the whole body of a function) substitutes the function, for every caller. 
 value becomes an `scf.index_switch` with one case per variant and the exact code as its
 default (value 0, and any value outside the knob's domain).
 
-The helpers that find a transform's target are shared with task_skipping and memoize.
 """
 
 from __future__ import annotations
@@ -14,48 +13,20 @@ from collections.abc import Sequence
 from typing import cast
 
 from xdsl.dialects import func, llvm, scf
-from xdsl.dialects.builtin import DenseArrayBase, StringAttr, SymbolRefAttr, i64
+from xdsl.dialects.builtin import DenseArrayBase, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
 
-from approxcc.dialect import DecisionTreeOp, KnobOp, TransformOp, TryOp, YieldOp
-from approxcc.lowering.bind_runtime import check_variants, knob_error
-
-
-def transform_knob(transform: TransformOp) -> KnobOp:
-    return cast(KnobOp, transform.parent_op())  # HasParent(KnobOp), verified
-
-
-def knob_target(knob: KnobOp) -> str | None:
-    """`params.target`: "loop", "statement", "call" or "function"."""
-    target = knob.param("target")
-    return target.data if isinstance(target, StringAttr) else None
-
-
-def target_ops(transform: TransformOp) -> list[Operation]:
-    """The target: the knob body's ops after the transform, less management and the yield."""
-    ops: list[Operation] = []
-    op = transform.next_op
-    while op is not None:
-        if not isinstance(op, TransformOp | DecisionTreeOp | TryOp | YieldOp):
-            ops.append(op)
-        op = op.next_op
-    return ops
-
-
-def target_call(transform: TransformOp, transform_type: str) -> func.CallOp:
-    """The one call of `params.callee` in a `"call"` knob's target."""
-    knob = transform_knob(transform)
-    callee = knob.param("callee")
-    if not isinstance(callee, SymbolRefAttr):
-        raise knob_error(knob, f"{transform_type}: a \"call\" target needs params.callee")
-    calls = [op for root in target_ops(transform) for op in root.walk()
-             if isinstance(op, func.CallOp) and op.callee == callee]
-    if len(calls) != 1:
-        raise knob_error(knob, f"{transform_type}: expected one call of "
-                               f"'{callee.string_value()}' in the target, found {len(calls)}")
-    return calls[0]
+from approxcc.dialect import KnobOp, TransformOp, YieldOp
+from approxcc.lowering.bind_runtime import check_variants
+from approxcc.lowering.targets import (
+    knob_error,
+    knob_target,
+    target_call,
+    target_ops,
+    transform_knob,
+)
 
 
 def function_arguments(knob: KnobOp) -> list[SSAValue]:

@@ -37,7 +37,8 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from approxcc.dialect import DecisionTreeOp, KnobOp, TransformOp, TryOp, YieldOp, verify_knobs
-from approxcc.lowering.bind_runtime import check_calls, knob_error
+from approxcc.lowering.bind_runtime import check_calls
+from approxcc.lowering.targets import knob_error
 
 # Marks a knob whose last result says whether it approximated (see the module docstring).
 APPROXIMATED = "approx.approximated"

@@ -29,8 +29,13 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 from xdsl.rewriter import InsertPoint
 
 from approxcc.dialect import KnobOp, TransformOp, YieldOp
-from approxcc.lowering.bind_runtime import knob_error
-from approxcc.lowering.func_substitute import knob_target, target_call, target_ops, transform_knob
+from approxcc.lowering.targets import (
+    knob_error,
+    knob_target,
+    target_call,
+    target_ops,
+    transform_knob,
+)
 
 
 def _global(knob: KnobOp, suffix: str, type: Attribute, at: InsertPoint,

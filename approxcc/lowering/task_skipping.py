@@ -13,9 +13,8 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 from xdsl.rewriter import InsertPoint
 
 from approxcc.dialect import TransformOp
-from approxcc.lowering.bind_runtime import knob_error
-from approxcc.lowering.func_substitute import target_ops, transform_knob
 from approxcc.lowering.lower_try import APPROXIMATED
+from approxcc.lowering.targets import knob_error, target_ops, transform_knob
 
 
 class SkipTask(RewritePattern):

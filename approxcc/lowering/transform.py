@@ -23,10 +23,11 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from approxcc.dialect import TRANSFORMS, TransformOp, YieldOp, verify_knobs
-from approxcc.lowering.func_substitute import SubstituteFunction, transform_knob
+from approxcc.lowering.func_substitute import SubstituteFunction
 from approxcc.lowering.loop_perforate import PerforateLoop
 from approxcc.lowering.lower_try import APPROXIMATED
 from approxcc.lowering.memoize import MemoizeResult
+from approxcc.lowering.targets import transform_knob
 from approxcc.lowering.task_skipping import SkipTask
 
 TRANSFORM_PATTERNS: dict[str, RewritePattern] = {
