@@ -11,10 +11,10 @@ from xdsl.dialects.builtin import ModuleOp
 
 from approxcc.annotations import Annotation, scan_annotations
 from approxcc.diagnostics import CompileError, SourceLocation, warn
-from approxcc.frontend.c_emitter import ModuleEmitter
 from approxcc.frontend.c_types import UnsupportedType
 from approxcc.frontend.clang_eval import skipped_lines
 from approxcc.frontend.clause_exprs import ClauseSites
+from approxcc.frontend.module_emitter import ModuleEmitter
 
 
 def parse(path: str, clang_args: list[str], source: str | None = None,

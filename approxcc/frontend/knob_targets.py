@@ -9,20 +9,16 @@ from dataclasses import dataclass
 from clang.cindex import Cursor, CursorKind
 
 from approxcc.annotations import Annotation
-from approxcc.diagnostics import CompileError, SourceLocation, note
+from approxcc.diagnostics import CompileError, note
 from approxcc.frontend import c_types
 from approxcc.frontend.counted_loops import analyse
+from approxcc.frontend.cursors import location
 
 
 @dataclass(frozen=True)
 class Target:
     kind: str                    # "loop" | "statement" | "call" | "function" (docs/approx-ir.md)
     callee: Cursor | None = None  # the called function ("call") or the definition ("function")
-
-
-def location(c: Cursor) -> SourceLocation:
-    loc = c.location
-    return SourceLocation(loc.file.name if loc.file else "<unknown>", loc.line, loc.column)
 
 
 def _wrong(a: Annotation, what: str, c: Cursor) -> CompileError:
