@@ -36,6 +36,21 @@ def tool(name: str) -> str:
     return found
 
 
+@functools.cache
+def host_triple() -> str:
+    """The target triple code is generated for: LLVM's default target, as `cc` targets the
+    host. Without it `opt` knows no target, so it neither vectorises nor lays out data as
+    the C compiler does."""
+    import subprocess
+
+    version = subprocess.run([tool("llc"), "--version"], capture_output=True, text=True,
+                             check=True).stdout
+    for line in version.splitlines():
+        if "Default target:" in line:
+            return line.split(":", 1)[1].strip()
+    raise CompileError("cannot tell llc's default target triple")
+
+
 def c_compiler() -> str:
     import os
 
