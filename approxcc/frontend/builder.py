@@ -18,6 +18,7 @@ from xdsl.dialects.builtin import (
     IntAttr,
     IntegerAttr,
     IntegerType,
+    MemRefType,
     UnrealizedConversionCastOp,
     i1,
     i64,
@@ -28,6 +29,12 @@ from approxcc.frontend.c_types import LLVM_PTR, Arith
 
 INDEX = IndexType()
 _INT64_MAX = 2**63 - 1
+
+
+def is_zero(v: SSAValue) -> bool:
+    op = v.owner
+    return isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr) and \
+        op.value.value.data == 0
 
 
 def descriptor_type(rank: int) -> llvm.LLVMStructType:
@@ -75,7 +82,9 @@ class Builder:
 
     # conversions -------------------------------------------------------------------------
     def convert(self, v: SSAValue, src: Arith, dst: Arith) -> SSAValue:
-        """C conversion of an arithmetic value (C11 6.3.1)."""
+        """C conversion of an arithmetic value (C11 6.3.1); to `_Bool` it is `!= 0`."""
+        if dst.boolean and not src.boolean:
+            return self.insert(arith.ExtUIOp(self.truth(v), dst.mlir))
         if src.floating and dst.floating:
             if src.width == dst.width:
                 return v
@@ -95,9 +104,11 @@ class Builder:
         return self.insert(op(v, dst.mlir))
 
     def truth(self, v: SSAValue) -> SSAValue:
-        """`v != 0` as i1, the C notion of a condition."""
+        """`v != 0` as i1, the C notion of a condition (for pointers: `v != NULL`)."""
         if v.type == i1:
             return v
+        if v.type == LLVM_PTR or isinstance(v.type, MemRefType):
+            v = self.address_bits(v)
         if isinstance(v.type, IntegerType):
             zero = self.int_const(0, v.type)
             return self.insert(arith.CmpiOp(v, zero, "ne"))
@@ -107,11 +118,30 @@ class Builder:
     def to_index(self, v: SSAValue, signed: bool = True) -> SSAValue:
         if isinstance(v.type, IndexType):
             return v
-        if signed:
-            return self.insert(arith.IndexCastOp(v, INDEX))
-        return self.insert(arith.IndexCastUIOp(v, INDEX))
+        if not signed and v.type.width.data < 64:  # index is 64 bits wide: zero-extend first
+            v = self.insert(arith.ExtUIOp(v, i64))
+        return self.insert(arith.IndexCastOp(v, INDEX))
 
     # pointers ----------------------------------------------------------------------------
+    def gep(self, ptr: SSAValue, index: SSAValue, elem: Attribute) -> SSAValue:
+        """`ptr + index` in units of `elem` (an !llvm.ptr; `index` of index type)."""
+        if is_zero(index):
+            return ptr
+        offset = self.insert(arith.IndexCastOp(index, i64))
+        return self.insert(llvm.GEPOp.from_mixed_indices(ptr, [offset], elem))
+
+    def field(self, ptr: SSAValue, index: int, struct: Attribute) -> SSAValue:
+        """The address of field `index` of the struct at `ptr`."""
+        return self.insert(llvm.GEPOp.from_mixed_indices(ptr, [0, index], struct))
+
+    def address_bits(self, pointer: SSAValue) -> SSAValue:
+        """A pointer value (view or !llvm.ptr) as an i64 (`(intptr_t)p`)."""
+        return self.insert(llvm.PtrToIntOp(self.pointer(pointer), i64))
+
+    def from_address_bits(self, bits: SSAValue, view_type: Attribute) -> SSAValue:
+        """An i64 as a pointer value (`(T *)n`)."""
+        return self.view(self.insert(llvm.IntToPtrOp(bits)), view_type)
+
     def view(self, ptr: SSAValue, view_type: Attribute) -> SSAValue:
         """A `memref<?xT>` view of the memory at a C pointer (offset 0, unit stride)."""
         if view_type == LLVM_PTR:

@@ -1,7 +1,11 @@
-"""C types as the frontend sees them: MLIR type, signedness, and the usual arithmetic conversions.
+"""C types as the frontend sees them (x86-64 LP64): MLIR type, signedness, layout, and the usual
+arithmetic conversions.
 
-Pointer *values* are `memref<?xT>` views (DESIGN: pointers as memrefs behind the C ABI); memory
-cells and call arguments that hold pointers are `!llvm.ptr`, the C ABI representation.
+Pointer *values* to scalars (and to arrays of scalars) are `memref<?xT>` views of the innermost
+scalar element (DESIGN: pointers as memrefs behind the C ABI); pointers to pointers and structs
+are the raw `!llvm.ptr`, the C ABI representation, as are memory cells and call arguments that
+hold pointers. Structs are `!llvm.struct` types with clang's padding spelled out as byte arrays,
+so field offsets are C's under any data layout.
 """
 
 from __future__ import annotations
@@ -13,19 +17,22 @@ from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     Float32Type,
     Float64Type,
+    IntAttr,
     IntegerType,
     MemRefType,
     f32,
     f64,
+    i8,
 )
-from xdsl.dialects.llvm import LLVMPointerType
+from xdsl.dialects.llvm import LLVMArrayType, LLVMPointerType, LLVMStructType
 from xdsl.ir import Attribute
 
 _SIGNED = {TypeKind.SCHAR, TypeKind.CHAR_S, TypeKind.SHORT, TypeKind.INT, TypeKind.LONG,
            TypeKind.LONGLONG}
 _UNSIGNED = {TypeKind.UCHAR, TypeKind.CHAR_U, TypeKind.USHORT, TypeKind.UINT, TypeKind.ULONG,
-             TypeKind.ULONGLONG}
+             TypeKind.ULONGLONG, TypeKind.BOOL}
 _FLOATS = {TypeKind.FLOAT: f32, TypeKind.DOUBLE: f64}
+_ARRAYS = (TypeKind.CONSTANTARRAY, TypeKind.INCOMPLETEARRAY, TypeKind.VARIABLEARRAY)
 
 LLVM_PTR = LLVMPointerType()
 
@@ -49,6 +56,10 @@ def is_signed(t: Type) -> bool:
     return canonical(t).kind in _SIGNED
 
 
+def is_bool(t: Type) -> bool:
+    return canonical(t).kind == TypeKind.BOOL
+
+
 def is_float(t: Type) -> bool:
     return canonical(t).kind in _FLOATS
 
@@ -58,19 +69,61 @@ def is_pointer(t: Type) -> bool:
 
 
 def is_array(t: Type) -> bool:
-    return canonical(t).kind in (TypeKind.CONSTANTARRAY, TypeKind.INCOMPLETEARRAY)
+    return canonical(t).kind in _ARRAYS
+
+
+def is_address(t: Type) -> bool:
+    """A pointer, or an array where it decays to one (libclang types a decayed array
+    parameter with its declared array type)."""
+    return is_pointer(t) or is_array(t)
+
+
+def pointee_type(t: Type) -> Type:
+    """What a pointer (or a decayed array) points to."""
+    c = canonical(t)
+    return c.get_pointee() if c.kind == TypeKind.POINTER else c.get_array_element_type()
+
+
+def is_struct(t: Type) -> bool:
+    c = canonical(t)
+    return c.kind == TypeKind.RECORD and c.get_declaration().kind.name == "STRUCT_DECL"
 
 
 def is_void(t: Type) -> bool:
     return canonical(t).kind == TypeKind.VOID
 
 
+def is_scalar_based(t: Type) -> bool:
+    """A scalar, or an array (of arrays) of scalars: what a memref can hold."""
+    c = base_element(t)
+    return c.kind in _SIGNED | _UNSIGNED | _FLOATS.keys() | {TypeKind.VOID}
+
+
 def integer_width(t: Type) -> int:
     return canonical(t).get_size() * 8
 
 
+def base_element(t: Type) -> Type:
+    """The innermost element type of an array of arrays (`t` itself for a non-array)."""
+    c = canonical(t)
+    while c.kind in _ARRAYS:
+        c = canonical(c.get_array_element_type())
+    return c
+
+
+def constant_count(t: Type) -> int | None:
+    """How many base elements an object of type `t` holds; None for a variable-length array."""
+    c, count = canonical(t), 1
+    while c.kind in _ARRAYS:
+        if c.kind != TypeKind.CONSTANTARRAY:
+            return None
+        count *= c.get_array_size()
+        c = canonical(c.get_array_element_type())
+    return count
+
+
 def scalar_type(t: Type) -> Attribute:
-    """The MLIR type of a C scalar value held in a register."""
+    """The MLIR type of a C scalar value held in a register (`_Bool` as i8, as in memory)."""
     c = canonical(t)
     if c.kind in _FLOATS:
         return _FLOATS[c.kind]
@@ -82,25 +135,75 @@ def scalar_type(t: Type) -> Attribute:
 
 
 def element_type(t: Type) -> Attribute:
-    """The MLIR type of a C object of type `t` stored in memory (pointers stored as !llvm.ptr)."""
+    """The MLIR type of a C object of type `t` stored in memory (pointers as !llvm.ptr,
+    structs as !llvm.struct, arrays as !llvm.array)."""
     c = canonical(t)
     if c.kind == TypeKind.POINTER:
         return LLVM_PTR
     if c.kind == TypeKind.VOID:
-        return IntegerType(8)  # void* views bytes, as char* does
+        return i8  # void* views bytes, as char* does
+    if c.kind == TypeKind.CONSTANTARRAY:
+        return LLVMArrayType(IntAttr(c.get_array_size()), element_type(c.get_array_element_type()))
+    if c.kind == TypeKind.RECORD:
+        return struct_type(c)
     return scalar_type(c)
 
 
+def base_storage_type(t: Type) -> Attribute:
+    """The MLIR type of the innermost element of `t`: what pointer arithmetic steps over."""
+    return element_type(base_element(t))
+
+
 def pointer_view_type(ptr: Type) -> Attribute:
-    """How a pointer value is held: a `memref<?xT>` view when it points to scalars; the raw
-    `!llvm.ptr` when it points to pointers (upstream memrefs cannot hold `!llvm.ptr`)."""
-    elem = element_type(canonical(ptr).get_pointee())
-    return LLVM_PTR if elem == LLVM_PTR else MemRefType(elem, [DYNAMIC_INDEX])
+    """How a pointer value is held: a `memref<?xT>` view when it points to scalars or arrays
+    of scalars; the raw `!llvm.ptr` otherwise (upstream memrefs hold neither pointers nor
+    structs)."""
+    pointee = pointee_type(ptr)
+    if not is_scalar_based(pointee):
+        return LLVM_PTR
+    return MemRefType(base_storage_type(pointee), [DYNAMIC_INDEX])
 
 
 def abi_type(t: Type) -> Attribute:
-    """The type of a C value at a call boundary (function parameters and results)."""
-    return LLVM_PTR if is_pointer(t) else scalar_type(t)
+    """The type of a C value at a call boundary (function parameters and results); array
+    parameters are pointers."""
+    if is_pointer(t) or is_array(t):
+        return LLVM_PTR
+    if canonical(t).kind == TypeKind.RECORD:
+        raise UnsupportedType(t.spelling)  # structs by value: not yet
+    return scalar_type(t)
+
+
+def struct_type(t: Type) -> LLVMStructType:
+    """The struct with clang's padding as explicit `!llvm.array<n x i8>` fields."""
+    c = canonical(t)
+    if c.get_declaration().kind.name != "STRUCT_DECL":
+        raise UnsupportedType(t.spelling)
+    fields, at = [], 0
+    for f in c.get_fields():
+        if f.is_bitfield():
+            raise UnsupportedType(t.spelling)  # bit-fields: not yet
+        offset = c.get_offset(f.spelling) // 8
+        if offset > at:
+            fields.append(LLVMArrayType(IntAttr(offset - at), i8))
+        fields.append(element_type(f.type))
+        at = offset + canonical(f.type).get_size()
+    if c.get_size() > at:
+        fields.append(LLVMArrayType(IntAttr(c.get_size() - at), i8))
+    return LLVMStructType.from_type_list(fields)
+
+
+def field_index(t: Type, name: str) -> int:
+    """The position of field `name` in `struct_type(t)`, padding fields counted."""
+    c, index, at = canonical(t), 0, 0
+    for f in c.get_fields():
+        offset = c.get_offset(f.spelling) // 8
+        index += offset > at
+        if f.spelling == name:
+            return index
+        index += 1
+        at = offset + canonical(f.type).get_size()
+    raise UnsupportedType(t.spelling)
 
 
 def is_float_type(t: Attribute) -> bool:
@@ -114,6 +217,7 @@ class Arith:
     width: int
     signed: bool
     floating: bool
+    boolean: bool = False  # _Bool: converting to it is `!= 0`
 
     @property
     def mlir(self) -> Attribute:
@@ -123,6 +227,7 @@ class Arith:
 
 
 INT = Arith(32, True, False)
+INTPTR = Arith(64, True, False)  # ptrdiff_t, intptr_t
 
 
 def arith_of(t: Type) -> Arith:
@@ -130,7 +235,7 @@ def arith_of(t: Type) -> Arith:
     if c.kind in _FLOATS:
         return Arith(c.get_size() * 8, True, True)
     if c.kind in _SIGNED | _UNSIGNED:
-        return Arith(c.get_size() * 8, c.kind in _SIGNED, False)
+        return Arith(c.get_size() * 8, c.kind in _SIGNED, False, c.kind == TypeKind.BOOL)
     raise UnsupportedType(t.spelling)
 
 

@@ -11,6 +11,7 @@ from clang.cindex import BinaryOperator, Cursor, CursorKind
 
 from approxcc.frontend import c_types
 from approxcc.frontend.clang_eval import evaluate, unary_operator
+from approxcc.frontend.jumps import BREAK, RETURN, escapes
 
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}
 _CMP = {BinaryOperator.LT: "<", BinaryOperator.LE: "<=", BinaryOperator.GT: ">",
@@ -19,8 +20,6 @@ _WRITES = {BinaryOperator.Assign, BinaryOperator.AddAssign, BinaryOperator.SubAs
            BinaryOperator.MulAssign, BinaryOperator.DivAssign, BinaryOperator.RemAssign,
            BinaryOperator.ShlAssign, BinaryOperator.ShrAssign, BinaryOperator.AndAssign,
            BinaryOperator.OrAssign, BinaryOperator.XorAssign}
-_ESCAPES = {CursorKind.BREAK_STMT, CursorKind.CONTINUE_STMT, CursorKind.RETURN_STMT,
-            CursorKind.GOTO_STMT}
 
 
 @dataclass(frozen=True)
@@ -144,8 +143,9 @@ def analyse(loop: Cursor) -> CountedLoop | str:
         return f"the loop body writes the induction variable '{var.spelling}'"
     if not _invariant(rhs, written):
         return "the loop bound may change while the loop runs"
-    if any(n.kind in _ESCAPES for n in body.walk_preorder()):
-        return "the loop body leaves the loop early (break, continue, return or goto)"
+    leaves = sorted(escapes(body) & {BREAK, RETURN})  # `continue` stays in the loop
+    if leaves:
+        return f"the loop body leaves the loop early with '{leaves[0]}'"
     if cmp == "!=" and abs(step) != 1:
         return "a '!=' condition needs a step of 1 or -1"
     if cmp == "!=":

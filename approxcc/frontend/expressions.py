@@ -11,10 +11,11 @@ from xdsl.dialects import arith, func, llvm, scf
 from xdsl.dialects.builtin import (
     i1,
 )
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from approxcc.frontend import c_types
-from approxcc.frontend.c_types import LLVM_PTR, Arith, UnsupportedType, arith_of
+from approxcc.frontend.builder import is_zero
+from approxcc.frontend.c_types import INTPTR, LLVM_PTR, Arith, UnsupportedType, arith_of
 from approxcc.frontend.clang_eval import evaluate
 from approxcc.frontend.counted_loops import (
     unary_spelling,
@@ -47,37 +48,71 @@ _CMP = {BinaryOperator.LT: ("slt", "ult", "olt"), BinaryOperator.LE: ("sle", "ul
         BinaryOperator.GT: ("sgt", "ugt", "ogt"), BinaryOperator.GE: ("sge", "uge", "oge"),
         BinaryOperator.EQ: ("eq", "eq", "oeq"), BinaryOperator.NE: ("ne", "ne", "une")}
 _LVALUE_KINDS = (CursorKind.DECL_REF_EXPR, CursorKind.ARRAY_SUBSCRIPT_EXPR,
-                 CursorKind.UNARY_OPERATOR, CursorKind.STRING_LITERAL)
+                 CursorKind.UNARY_OPERATOR, CursorKind.STRING_LITERAL, CursorKind.MEMBER_REF_EXPR)
 
 
 class ExpressionEmitter:
     """C expressions → arith/memref/llvm values (a FunctionEmitter part)."""
 
+    # lvalues -------------------------------------------------------------------------------
     def lvalue(self, c: Cursor) -> LValue:
         c = unparen(c)
         k = c.kind
         if k == CursorKind.DECL_REF_EXPR:
-            var = c.referenced
-            if var in self.mem:
-                return LValue(self.mem[var], (), var.type)
-            if var.kind in (CursorKind.VAR_DECL, CursorKind.PARM_DECL) and var not in self.vars:
-                raise unsupported("a variable declared outside the function", c)
+            return self.variable(c)
         if k == CursorKind.ARRAY_SUBSCRIPT_EXPR:
             base, idx = c.get_children()
-            if not c_types.is_pointer(base.type):
+            if not c_types.is_address(base.type):
                 base, idx = idx, base
-            return self.element(self.rvalue(base),
-                                self.b.to_index(self.rvalue(idx), c_types.is_signed(idx.type)),
-                                c.type)
+            index = self.b.to_index(self.rvalue(idx), c_types.is_signed(idx.type))
+            return self.advance(self.pointed_to(base, c.type), index)
         if k == CursorKind.UNARY_OPERATOR and unary_spelling(c)[0] == "*":
-            return self.element(self.rvalue(next(c.get_children())), self.b.index(0), c.type)
+            return self.pointed_to(next(c.get_children()), c.type)
+        if k == CursorKind.MEMBER_REF_EXPR:
+            base = next(c.get_children())
+            obj = self.pointed_to(base, c_types.pointee_type(base.type)) \
+                if c_types.is_address(base.type) else self.lvalue(base)
+            return self.member(obj, c.referenced, c.type)
+        if k == CursorKind.STRING_LITERAL:
+            sym = self.unit.string_global(string_bytes(c))
+            return self.at_address(self.b.insert(llvm.AddressOfOp(sym, LLVM_PTR)), c.type)
         raise unsupported(f"this kind of lvalue ({k.name.lower()})", c)
 
+    def variable(self, c: Cursor) -> LValue:
+        """The object a DECL_REF_EXPR names."""
+        var = c.referenced
+        if var.kind == CursorKind.FUNCTION_DECL:
+            raise unsupported("a function pointer", c)
+        if var in self.mem:
+            return self.local(var)
+        if var in self.vars and c_types.is_array(var.type):  # an array parameter: a pointer
+            return self.at_address(self.vars[var], var.type)
+        if var.kind == CursorKind.VAR_DECL and (
+                var.storage_class.name in ("STATIC", "EXTERN")
+                or var.semantic_parent.kind == CursorKind.TRANSLATION_UNIT):
+            return self.global_lvalue(var)
+        raise unsupported("a variable declared outside the function", c)
+
+    def pointed_to(self, pointer: Cursor, ctype) -> LValue:
+        """The object of type `ctype` a pointer expression points to; an array that decays
+        to the pointer gives its first element without going through a pointer value."""
+        inner = unparen(pointer)
+        if inner.kind == CursorKind.UNEXPOSED_EXPR:
+            kids = list(inner.get_children())
+            if len(kids) == 1 and c_types.is_array(kids[0].type):
+                return self.first_element(self.lvalue(kids[0]))
+        return self.pointee(self.rvalue(pointer), ctype)
+
+    # rvalues -------------------------------------------------------------------------------
     def rvalue(self, c: Cursor) -> SSAValue | None:
         try:
             return self.expression(c)
         except UnsupportedType as e:  # raised by the innermost expression of that type
             raise unsupported(f"type '{e}'", c) from None
+
+    def truth(self, c: Cursor) -> SSAValue:
+        """A C condition (arithmetic or pointer) as i1."""
+        return self.b.truth(self.rvalue(c))
 
     def expression(self, c: Cursor) -> SSAValue | None:
         k = c.kind
@@ -94,10 +129,8 @@ class ExpressionEmitter:
                 return self.constant(c)
             if var in self.vars:
                 return self.vars[var]
-            if c_types.is_array(var.type):
-                raise unsupported("this use of an array", c)
             return self.load(self.lvalue(c))
-        if k in (CursorKind.ARRAY_SUBSCRIPT_EXPR,):
+        if k in (CursorKind.ARRAY_SUBSCRIPT_EXPR, CursorKind.MEMBER_REF_EXPR):
             return self.load(self.lvalue(c))
         if k == CursorKind.BINARY_OPERATOR:
             return self.binary(c)
@@ -109,11 +142,15 @@ class ExpressionEmitter:
             return self.call(c)
         if k == CursorKind.CONDITIONAL_OPERATOR:
             cond, then, other = c.get_children()
-            return self.select(self.condition(cond), lambda: self.rvalue(then),
-                               lambda: self.rvalue(other), c_types.scalar_type(c.type))
+            return self.select(self.truth(cond), lambda: self.rvalue(then),
+                               lambda: self.rvalue(other), self.value_type(c.type))
         if k in (CursorKind.CXX_UNARY_EXPR,) or k.name == "UNARY_EXPR":
             return self.constant(c)
         raise unsupported(f"the expression '{k.name.lower()}'", c)
+
+    def value_type(self, t) -> Attribute:
+        """The MLIR type of a C rvalue of type `t`."""
+        return c_types.struct_type(t) if c_types.is_struct(t) else c_types.scalar_type(t)
 
     def constant(self, c: Cursor) -> SSAValue:
         value = evaluate(c)
@@ -127,9 +164,9 @@ class ExpressionEmitter:
     def cast(self, c: Cursor) -> SSAValue | None:
         """Implicit casts (UNEXPOSED_EXPR) and C-style casts."""
         kids = [k for k in c.get_children() if k.kind != CursorKind.TYPE_REF]
-        if len(kids) != 1:
+        if not kids or len(kids) > 1 and c.kind != CursorKind.CSTYLE_CAST_EXPR:
             raise unsupported(f"the expression '{c.kind.name.lower()}'", c)
-        src = kids[0]
+        src = kids[-1]  # after the array sizes of a cast to a variably modified type
         dst_t, src_t = c.type.get_canonical(), src.type.get_canonical()
         if c_types.is_void(dst_t):
             self.rvalue(src)
@@ -143,26 +180,28 @@ class ExpressionEmitter:
                 c.kind == CursorKind.UNEXPOSED_EXPR:
             return self.rvalue(inner)  # lvalue-to-rvalue: a load (or an SSA parameter)
         value = self.rvalue(src)
-        if c_types.is_pointer(dst_t) and c_types.is_pointer(src_t):
+        if c_types.is_pointer(dst_t):
             view_t = c_types.pointer_view_type(dst_t)
-            return value if value.type == view_t else self.b.view(self.b.pointer(value), view_t)
-        if c_types.is_pointer(dst_t) or c_types.is_pointer(src_t):
-            raise unsupported("a conversion between pointers and integers", c)
-        if dst_t.kind == TypeKind.BOOL:
-            raise unsupported("_Bool", c)
+            if c_types.is_pointer(src_t):  # the same address, seen as another type
+                return value if value.type == view_t else \
+                    self.b.view(self.b.pointer(value), view_t)
+            bits = self.b.convert(value, arith_of(src_t), INTPTR)
+            return self.b.from_address_bits(bits, view_t)
+        if c_types.is_pointer(src_t):
+            if c_types.is_bool(dst_t):
+                return self.b.insert(arith.ExtUIOp(self.b.truth(value), arith_of(dst_t).mlir))
+            return self.b.convert(self.b.address_bits(value), INTPTR, arith_of(dst_t))
+        if c_types.is_struct(dst_t) and same_type(src_t, dst_t):
+            return value
         return self.b.convert(value, arith_of(src_t), arith_of(dst_t))
 
     def decay(self, array: Cursor, ptr_type) -> SSAValue:
-        array = unparen(array)
+        """An array expression as a pointer to its first element."""
+        lv = self.lvalue(array)
         view_t = c_types.pointer_view_type(ptr_type)
-        if array.kind == CursorKind.STRING_LITERAL:
-            data = string_bytes(array)
-            sym = self.unit.string_global(data)
-            ptr = self.b.insert(llvm.AddressOfOp(sym, LLVM_PTR))
-            return self.b.view(ptr, view_t)
-        if array.kind == CursorKind.DECL_REF_EXPR and array.referenced in self.mem:
-            return self.b.view(self.b.pointer(self.mem[array.referenced]), view_t)
-        raise unsupported("this use of an array", array)
+        if lv.ref.type == view_t and lv.indices and is_zero(lv.indices[0]):
+            return lv.ref
+        return self.b.view(self.address(lv), view_t)
 
     def select(self, cond: SSAValue, then: Callable[[], SSAValue],
                other: Callable[[], SSAValue], t) -> SSAValue:
@@ -171,10 +210,14 @@ class ExpressionEmitter:
         for branch in (then, other):
             blk = Block()
             with self.b.at(blk):
-                self.b.insert(scf.YieldOp(branch()))
+                value = branch()
+                if value.type != t:  # two pointer representations of one C type
+                    value = self.b.view(self.b.pointer(value), t)
+                self.b.insert(scf.YieldOp(value))
             blocks.append(blk)
         return self.b.insert(scf.IfOp(cond, [t], Region(blocks[0]), Region(blocks[1])))
 
+    # operators -----------------------------------------------------------------------------
     def binary(self, c: Cursor) -> SSAValue:
         op = c.binary_operator
         lhs, rhs = c.get_children()
@@ -187,14 +230,14 @@ class ExpressionEmitter:
             self.rvalue(lhs)
             return self.rvalue(rhs)
         if op in (BinaryOperator.LAnd, BinaryOperator.LOr):
-            left = self.condition(lhs)
-            right = lambda: self.condition(rhs)  # noqa: E731
+            left = self.truth(lhs)
+            right = lambda: self.truth(rhs)  # noqa: E731
             const = lambda: self.b.int_const(op == BinaryOperator.LOr, i1)  # noqa: E731
             both = self.select(left, right, const, i1) if op == BinaryOperator.LAnd else \
                 self.select(left, const, right, i1)
             return self.b.insert(arith.ExtUIOp(both, c_types.scalar_type(c.type)))
-        if c_types.is_pointer(lhs.type) or c_types.is_pointer(rhs.type):
-            raise unsupported("pointer arithmetic and comparison", c)
+        if c_types.is_address(lhs.type) or c_types.is_address(rhs.type):
+            return self.pointer_binary(op, lhs, rhs, c)
         a, b = self.rvalue(lhs), self.rvalue(rhs)
         if op in _CMP:
             t = arith_of(lhs.type)
@@ -203,6 +246,35 @@ class ExpressionEmitter:
             return self.b.insert(arith.ExtUIOp(self.b.insert(cmp), c_types.scalar_type(c.type)))
         return self.arithmetic(op, a, arith_of(lhs.type), b, arith_of(rhs.type),
                                arith_of(c.type), c)
+
+    def pointer_binary(self, op: BinaryOperator, lhs: Cursor, rhs: Cursor,
+                       c: Cursor) -> SSAValue:
+        """`p + n`, `n + p`, `p - n`, `p - q` (a ptrdiff_t) and pointer comparisons."""
+        if op in _CMP:  # addresses compare as unsigned integers
+            a, b = (self.b.address_bits(self.rvalue(x)) for x in (lhs, rhs))
+            cmp = self.b.insert(arith.CmpiOp(a, b, _CMP[op][1]))
+            return self.b.insert(arith.ExtUIOp(cmp, c_types.scalar_type(c.type)))
+        if op == BinaryOperator.Sub and c_types.is_address(rhs.type):
+            a, b = (self.b.address_bits(self.rvalue(x)) for x in (lhs, rhs))
+            size = self.b.insert(arith.IndexCastOp(
+                self.byte_size(c_types.pointee_type(lhs.type)), INTPTR.mlir))
+            diff = self.b.insert(arith.DivSIOp(self.b.insert(arith.SubiOp(a, b)), size))
+            return self.b.convert(diff, INTPTR, arith_of(c.type))
+        if op not in (BinaryOperator.Add, BinaryOperator.Sub):
+            raise unsupported(f"the operator '{op.name}' on pointers", c)
+        ptr, n = (lhs, rhs) if c_types.is_address(lhs.type) else (rhs, lhs)
+        return self.pointer_plus(self.rvalue(ptr), ptr.type, self.rvalue(n), n.type,
+                                 op == BinaryOperator.Sub)
+
+    def pointer_plus(self, pointer: SSAValue, ptr_type, n: SSAValue, n_type,
+                     negate: bool = False) -> SSAValue:
+        """`pointer + n` (`- n` if `negate`) in units of the pointee."""
+        index = self.b.to_index(n, c_types.is_signed(n_type))
+        if negate:
+            index = self.b.insert(arith.SubiOp(self.b.index(0), index))
+        pointee = self.pointee(pointer, c_types.pointee_type(ptr_type))
+        moved = self.address(self.advance(pointee, index))
+        return self.b.view(moved, c_types.pointer_view_type(ptr_type))
 
     def arithmetic(self, op: BinaryOperator, a: SSAValue, a_t: Arith, b: SSAValue, b_t: Arith,
                    result_t: Arith, c: Cursor) -> SSAValue:
@@ -217,15 +289,17 @@ class ExpressionEmitter:
     def compound_assign(self, c: Cursor) -> SSAValue:
         lhs, rhs = c.get_children()
         op = _COMPOUND[c.binary_operator]
-        if c_types.is_pointer(lhs.type):
-            raise unsupported("pointer arithmetic", c)
         lv = self.lvalue(lhs)
+        if c_types.is_pointer(lhs.type):
+            value = self.pointer_plus(self.load(lv), lhs.type, self.rvalue(rhs), rhs.type,
+                                      op == BinaryOperator.Sub)
+            self.store(lv, value)
+            return value
         lhs_t, rhs_t = arith_of(lhs.type), arith_of(rhs.type)
-        comp_t = c_types.promote(lhs_t) if op in (BinaryOperator.Shl, BinaryOperator.Shr) \
-            else c_types.common_type(lhs_t, rhs_t)
+        shift = op in (BinaryOperator.Shl, BinaryOperator.Shr)
+        comp_t = c_types.promote(lhs_t) if shift else c_types.common_type(lhs_t, rhs_t)
         a = self.b.convert(self.load(lv), lhs_t, comp_t)
-        b = self.b.convert(self.rvalue(rhs), rhs_t, comp_t) \
-            if op not in (BinaryOperator.Shl, BinaryOperator.Shr) else self.rvalue(rhs)
+        b = self.rvalue(rhs) if shift else self.b.convert(self.rvalue(rhs), rhs_t, comp_t)
         value = self.b.convert(self.arithmetic(op, a, comp_t, b, rhs_t, comp_t, c), comp_t,
                                lhs_t)
         self.store(lv, value)
@@ -237,26 +311,13 @@ class ExpressionEmitter:
         if op == "*":
             return self.load(self.lvalue(c))
         if op == "&":
-            lv = self.lvalue(operand)
-            if lv.indices:
-                raise unsupported("the address of an array element", c)
-            return self.b.view(self.b.pointer(lv.ref), c_types.pointer_view_type(c.type))
+            return self.b.view(self.address(self.lvalue(operand)),
+                               c_types.pointer_view_type(c.type))
         if op in ("++", "--"):
-            if c_types.is_pointer(operand.type):
-                raise unsupported("pointer arithmetic", c)
-            lv = self.lvalue(operand)
-            t = arith_of(operand.type)
-            old = self.load(lv)
-            one = self.b.float_const(1.0, t.mlir) if t.floating else self.b.int_const(1, t.mlir)
-            cls = (arith.AddfOp if t.floating else arith.AddiOp) if op == "++" else \
-                (arith.SubfOp if t.floating else arith.SubiOp)
-            new = self.b.insert(cls(old, one))
-            self.store(lv, new)
-            return new if prefix else old
+            return self.increment(operand, op == "++", prefix)
         t = arith_of(c.type)
         if op == "!":
-            truth = self.condition(operand)
-            inverted = self.b.insert(arith.XOrIOp(truth, self.b.int_const(1, i1)))
+            inverted = self.b.insert(arith.XOrIOp(self.truth(operand), self.b.int_const(1, i1)))
             return self.b.insert(arith.ExtUIOp(inverted, t.mlir))
         value = self.rvalue(operand)
         if op == "+":
@@ -268,6 +329,23 @@ class ExpressionEmitter:
         if op == "~":
             return self.b.insert(arith.XOrIOp(value, self.b.int_const(-1, t.mlir)))
         raise unsupported(f"the unary operator '{op}'", c)
+
+    def increment(self, operand: Cursor, up: bool, prefix: bool) -> SSAValue:
+        """`++x`, `x++`, `--x`, `x--` on arithmetic types and pointers."""
+        lv = self.lvalue(operand)
+        old = self.load(lv)
+        if c_types.is_pointer(operand.type):
+            new = self.pointer_plus(old, operand.type, self.b.index(1), operand.type, not up)
+        else:
+            t = arith_of(operand.type)
+            comp = c_types.promote(t) if t.boolean else t  # `b--` on a _Bool is `b = b - 1`
+            one = self.b.float_const(1.0, comp.mlir) if comp.floating else \
+                self.b.int_const(1, comp.mlir)
+            cls = (arith.AddfOp if comp.floating else arith.AddiOp) if up else \
+                (arith.SubfOp if comp.floating else arith.SubiOp)
+            new = self.b.convert(self.b.insert(cls(self.b.convert(old, t, comp), one)), comp, t)
+        self.store(lv, new)
+        return new if prefix else old
 
     def call(self, c: Cursor) -> SSAValue | None:
         callee = c.referenced
@@ -283,7 +361,7 @@ class ExpressionEmitter:
         args = []
         for a in c.get_arguments():
             v = self.rvalue(a)
-            args.append(self.b.pointer(v) if c_types.is_pointer(a.type) else v)
+            args.append(self.b.pointer(v) if c_types.is_address(a.type) else v)
         ftype = callee.type
         result = ftype.get_result()
         ret = None if c_types.is_void(result) else c_types.abi_type(result)

@@ -23,15 +23,18 @@ from approxcc.frontend.counted_loops import (
 )
 from approxcc.frontend.cursors import location, unsupported
 from approxcc.frontend.expressions import ExpressionEmitter
+from approxcc.frontend.jumps import JumpEmitter
 from approxcc.frontend.knob_emitter import KnobEmitter
 from approxcc.frontend.memory import LValue, MemoryEmitter
 from approxcc.frontend.statements import StatementEmitter
+from approxcc.frontend.switch import SwitchEmitter
 
 if TYPE_CHECKING:
     from approxcc.frontend.module_emitter import ModuleEmitter
 
 
-class FunctionEmitter(KnobEmitter, StatementEmitter, ExpressionEmitter, MemoryEmitter):
+class FunctionEmitter(KnobEmitter, StatementEmitter, SwitchEmitter, JumpEmitter,
+                      ExpressionEmitter, MemoryEmitter):
     """One C function definition → one func.func."""
 
     def __init__(self, unit: ModuleEmitter, fn: Cursor):
@@ -45,7 +48,9 @@ class FunctionEmitter(KnobEmitter, StatementEmitter, ExpressionEmitter, MemoryEm
         self.vars: dict[Cursor, SSAValue] = {}  # SSA parameters
         self.mem: dict[Cursor, SSAValue] = {}   # allocas
         self.result = fn.type.get_result()
-        self.returns_yield = False  # inside a function-level knob, `return` yields
+        self.returns_with: type = func.ReturnOp  # approx.yield in a function-level knob
+        self.flags: dict[str, SSAValue] = {}  # jump kind → flag slot of its innermost target
+        self.return_slot: SSAValue | None = None  # what an early `return` returns
 
     def abi(self, c: Cursor):
         try:
@@ -65,9 +70,7 @@ class FunctionEmitter(KnobEmitter, StatementEmitter, ExpressionEmitter, MemoryEm
         if annotations:
             self.b.insert(func.ReturnOp(*self.function_knob(annotations)))
         else:
-            self.statement(self.body, top=True)
-            if not isinstance(self.entry.last_op, func.ReturnOp):
-                self.b.insert(func.ReturnOp(*self.implicit_return()))
+            self.function_body(func.ReturnOp)
         for op in reversed(list(self.allocas.ops)):
             op.detach()
             self.entry.insert_op_before(op, self.entry.first_op)

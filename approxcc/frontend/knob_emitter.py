@@ -42,10 +42,7 @@ class KnobEmitter:
             if rest:
                 self.b.insert(YieldOp(*self.function_knob(rest)))
             else:
-                self.returns_yield = True
-                self.statement(self.body, top=True)
-                if not isinstance(body.last_op, YieldOp):
-                    self.b.insert(YieldOp(*self.implicit_return()))
+                self.function_body(YieldOp)
         knob = self.make(a, target, name, knob_id, body, state)
         return list(knob.results)
 

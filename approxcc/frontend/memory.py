@@ -1,31 +1,38 @@
-"""Where C objects live and how they are read and written: written locals in
-`memref.alloca` slots at function entry (LLVM's mem2reg promotes them; MLIR's cannot see
-through scf regions), pointers to scalars as `memref<?xT>` views, everything else behind a
-raw `!llvm.ptr`.
+"""Where C objects live and how they are read and written.
+
+Written locals live in `memref.alloca` slots at function entry (LLVM's mem2reg promotes them;
+MLIR's cannot see through scf regions); arrays of scalars, however many dimensions, are one
+flat memref indexed by the computed element number; pointers to scalars are `memref<?xT>`
+views; structs, pointers to pointers and arrays of those live behind a raw `!llvm.ptr`,
+addressed with `llvm.getelementptr`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from clang.cindex import Cursor, CursorKind, TypeKind
-from xdsl.dialects import arith, llvm, memref, scf
+from xdsl.dialects import arith, llvm, memref
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    AnyFloat,
     IntegerAttr,
+    IntegerType,
+    MemRefType,
     i64,
 )
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir import Attribute, SSAValue
 
 from approxcc.frontend import c_types
-from approxcc.frontend.builder import INDEX
-from approxcc.frontend.c_types import LLVM_PTR, UnsupportedType, arith_of
-from approxcc.frontend.cursors import same_type, string_bytes, unsupported
+from approxcc.frontend.c_types import LLVM_PTR, UnsupportedType
+from approxcc.frontend.cursors import string_bytes, unsupported
 
 
 @dataclass(frozen=True)
 class LValue:
-    """A C object in memory: a memref and the indices of the element, or (`ref` an
-    `!llvm.ptr`) the object's address."""
+    """A C object in memory: a memref and the element number where the object starts (no
+    index for a scalar's rank-0 slot), or (`ref` an `!llvm.ptr`) the object's address."""
 
     ref: SSAValue
     indices: tuple[SSAValue, ...]
@@ -33,28 +40,31 @@ class LValue:
 
 
 class MemoryEmitter:
-    """Locals, loads and stores, element addressing, initialisers (a FunctionEmitter part)."""
+    """Locals, loads and stores, addressing, initialisers (a FunctionEmitter part)."""
 
+    # objects -------------------------------------------------------------------------------
     def alloca(self, var: Cursor) -> SSAValue:
-        t = var.type.get_canonical()
-        count = None
-        if t.kind == TypeKind.CONSTANTARRAY:
-            count, t = t.get_array_size(), t.get_array_element_type()
-            if c_types.is_array(t):
-                raise unsupported("a multi-dimensional array", var)
-        elif t.kind in (TypeKind.VARIABLEARRAY, TypeKind.INCOMPLETEARRAY):
+        t = c_types.canonical(var.type)
+        if var.kind == CursorKind.PARM_DECL and c_types.is_array(t):  # a written `T a[]`
+            self.mem[var] = self.slot(LLVM_PTR)
+            return self.mem[var]
+        count = c_types.constant_count(t)
+        if count is None:
             raise unsupported("a variable-length array", var)
-        elem = self.elem(t, var)
-        if elem == LLVM_PTR:  # memrefs cannot hold pointers: a raw LLVM stack slot
+        elem = self.elem(c_types.base_element(t), var)
+        self.mem[var] = self.slot(elem, count if c_types.is_array(t) else None, t.get_align())
+        return self.mem[var]
+
+    def slot(self, elem: Attribute, count: int | None = None, align: int = 8) -> SSAValue:
+        """A stack slot at function entry for `count` elements (one object when None): a
+        memref for scalars, a raw LLVM slot for what memrefs cannot hold (pointers, structs)."""
+        if not isinstance(elem, IntegerType | AnyFloat):
             with self.b.at(self.allocas):
                 size = self.b.insert(llvm.ConstantOp(IntegerAttr(count or 1, i64), i64))
-                ref = self.b.insert(llvm.AllocaOp(size, elem, alignment=8))
-        else:
-            op = memref.AllocaOp.get(elem, shape=[count] if count else [])
-            self.allocas.add_op(op)
-            ref = op.memref
-        self.mem[var] = ref
-        return ref
+                return self.b.insert(llvm.AllocaOp(size, elem, alignment=align))
+        op = memref.AllocaOp.get(elem, shape=[count] if count is not None else [])
+        self.allocas.add_op(op)
+        return op.memref
 
     def elem(self, t, c: Cursor):
         try:
@@ -62,6 +72,112 @@ class MemoryEmitter:
         except UnsupportedType as e:
             raise unsupported(f"type '{e}'", c) from None
 
+    def local(self, var: Cursor) -> LValue:
+        ref = self.mem[var]
+        if var.kind == CursorKind.PARM_DECL and c_types.is_array(var.type):  # a written `T a[]`
+            return self.at_address(self.b.insert(llvm.LoadOp(ref, LLVM_PTR)), var.type)
+        if isinstance(ref.type, MemRefType) and ref.type.get_shape():
+            return LValue(ref, (self.b.index(0),), var.type)
+        return LValue(ref, (), var.type)
+
+    def global_lvalue(self, var: Cursor) -> LValue:
+        """A file-scope, `static` or `extern` variable: the module defines or declares it."""
+        ptr = self.b.insert(llvm.AddressOfOp(self.unit.global_symbol(var), LLVM_PTR))
+        return self.at_address(ptr, var.type)
+
+    # addressing ----------------------------------------------------------------------------
+    def at_address(self, ptr: SSAValue, ctype) -> LValue:
+        """The object of type `ctype` at the `!llvm.ptr` `ptr`."""
+        if not c_types.is_scalar_based(ctype):
+            return LValue(ptr, (), ctype)
+        view = self.b.view(ptr, MemRefType(c_types.base_storage_type(ctype), [DYNAMIC_INDEX]))
+        return LValue(view, (self.b.index(0),), ctype)
+
+    def pointee(self, pointer: SSAValue, ctype) -> LValue:
+        """`*pointer` for a pointer value in either representation."""
+        if pointer.type == LLVM_PTR:
+            return LValue(pointer, (), ctype)
+        return LValue(pointer, (self.b.index(0),), ctype)
+
+    def address(self, lv: LValue) -> SSAValue:
+        """The `!llvm.ptr` to an object."""
+        ptr = self.b.pointer(lv.ref)
+        if not lv.indices:
+            return ptr
+        return self.b.gep(ptr, lv.indices[0], c_types.base_storage_type(lv.ctype))
+
+    def advance(self, lv: LValue, n: SSAValue) -> LValue:
+        """The object `n` (an index) objects of the same type after `lv` (`&lv + n`)."""
+        step = self.b.insert(arith.MuliOp(n, self.element_count(lv.ctype))) \
+            if c_types.constant_count(lv.ctype) != 1 else n
+        if not lv.indices:
+            return LValue(self.b.gep(lv.ref, step, c_types.base_storage_type(lv.ctype)), (),
+                          lv.ctype)
+        return LValue(lv.ref, (self.b.insert(arith.AddiOp(lv.indices[0], step)),), lv.ctype)
+
+    def first_element(self, array: LValue) -> LValue:
+        return LValue(array.ref, array.indices, array.ctype.get_canonical()
+                      .get_array_element_type())
+
+    def member(self, obj: LValue, field: Cursor, ctype) -> LValue:
+        """`obj.field`, of type `ctype`."""
+        if not c_types.is_struct(obj.ctype):
+            raise UnsupportedType(obj.ctype.spelling)
+        index = c_types.field_index(obj.ctype, field.spelling)
+        ptr = self.b.field(obj.ref, index, c_types.struct_type(obj.ctype))
+        return self.at_address(ptr, ctype)
+
+    def element_count(self, t) -> SSAValue:
+        """How many base elements an object of type `t` holds (an index; run-time for a
+        variable-length array)."""
+        count = c_types.constant_count(t)
+        if count is not None:
+            return self.b.index(count)
+        c = c_types.canonical(t)
+        inner = self.element_count(c.get_array_element_type())
+        if c.kind == TypeKind.CONSTANTARRAY:
+            return self.b.insert(arith.MuliOp(self.b.index(c.get_array_size()), inner))
+        return self.b.insert(arith.MuliOp(self.vla_length(c), inner))
+
+    def byte_size(self, t) -> SSAValue:
+        """sizeof(t) as an index."""
+        size = self.b.index(c_types.base_element(t).get_size())
+        return self.b.insert(arith.MuliOp(self.element_count(t), size))
+
+    # variable-length array parameters ------------------------------------------------------
+    @cached_property
+    def vla_lengths(self) -> dict[str, SSAValue]:
+        """The length of each variable-length array type the parameters name (`double
+        A[n][m]`: `double[m]` → m), keyed by the type's spelling, computed at function entry
+        from the parameters' values there, as C evaluates them."""
+        lengths = {}
+        entry_values = {p: a for p, a in zip(self.params, self.entry.args, strict=True)
+                        if not c_types.is_pointer(p.type)}
+        saved, self.vars = self.vars, {**self.vars, **entry_values}
+        try:
+            with self.b.at(self.allocas):
+                for p in self.params:
+                    sizes = [k for k in p.get_children() if k.kind.is_expression()
+                             or k.kind == CursorKind.UNEXPOSED_EXPR][::-1]  # clang: inner first
+                    t = c_types.canonical(p.type)
+                    while sizes and c_types.is_array(t):
+                        if t.kind != TypeKind.INCOMPLETEARRAY:  # `[]` has no size expression
+                            size = sizes.pop(0)
+                            if t.kind == TypeKind.VARIABLEARRAY and t.spelling not in lengths:
+                                lengths[t.spelling] = self.b.to_index(
+                                    self.rvalue(size), c_types.is_signed(size.type))
+                        t = c_types.canonical(t.get_array_element_type())
+        finally:
+            self.vars = saved
+        return lengths
+
+    def vla_length(self, t) -> SSAValue:
+        length = self.vla_lengths.get(t.spelling)
+        if length is None:
+            raise UnsupportedType(t.spelling)
+        return length
+
+    # loads and stores ----------------------------------------------------------------------
     def load(self, lv: LValue) -> SSAValue:
         if lv.ref.type == LLVM_PTR:
             v = self.b.insert(llvm.LoadOp(lv.ref, c_types.element_type(lv.ctype)))
@@ -79,52 +195,55 @@ class MemoryEmitter:
         else:
             self.b.insert(memref.StoreOp.get(value, lv.ref, lv.indices))
 
-    def element(self, base: SSAValue, index: SSAValue, ctype) -> LValue:
-        """`base[index]` for a pointer value in either representation."""
-        if base.type == LLVM_PTR:
-            addr = self.b.insert(llvm.GEPOp.from_mixed_indices(
-                base, [self.b.insert(arith.IndexCastOp(index, i64))],
-                c_types.element_type(ctype)))
-            return LValue(addr, (), ctype)
-        return LValue(base, (index,), ctype)
-
+    # declarations --------------------------------------------------------------------------
     def declaration(self, d: Cursor) -> None:
         if d.kind != CursorKind.VAR_DECL:
             raise unsupported(f"the declaration '{d.kind.name.lower()}'", d)
-        if d.storage_class.name == "STATIC":
-            raise unsupported("a static local variable", d)
-        ref = self.alloca(d)
+        if d.storage_class.name in ("STATIC", "EXTERN"):
+            self.global_lvalue(d)  # the module defines it, with its initialiser
+            return
+        self.alloca(d)
         init = [k for k in d.get_children()
                 if k.kind.is_expression() or k.kind == CursorKind.UNEXPOSED_EXPR]
-        if c_types.is_array(d.type):
+        if c_types.is_array(d.type):  # array sizes are expressions too: take the initialiser
             init = [k for k in init
                     if k.kind in (CursorKind.INIT_LIST_EXPR, CursorKind.STRING_LITERAL)]
-            if init:
-                self.array_initialiser(ref, d.type.get_canonical(), init[-1])
-        elif init:
-            self.store(LValue(ref, (), d.type), self.rvalue(init[-1]))
+        if init:
+            self.initialise(self.local(d), init[-1])
 
-    def array_initialiser(self, ref: SSAValue, t, init: Cursor) -> None:
-        """`= {a, b}` or `= "text"`: the given elements, then zeros up to the array's size."""
-        count, elem_t = t.get_array_size(), t.get_array_element_type()
-        elem = c_types.element_type(elem_t)
-        if elem == LLVM_PTR:
-            raise unsupported("an initialiser of an array of pointers", init)
-        if init.kind == CursorKind.STRING_LITERAL:
-            data = string_bytes(init)[:count]
-            values = [lambda byte=byte: self.b.int_const(byte, elem) for byte in data]
+    def initialise(self, lv: LValue, init: Cursor) -> None:
+        """`= expr`, `= "text"` or `= {a, b}`: the given parts, every other part zero."""
+        if init.kind == CursorKind.STRING_LITERAL and c_types.is_array(lv.ctype):
+            self.zero(lv)
+            first = self.first_element(lv)
+            data = string_bytes(init)[:c_types.constant_count(lv.ctype)]
+            for i, byte in enumerate(data):
+                self.store(self.advance(first, self.b.index(i)),
+                           self.b.int_const(byte, c_types.element_type(first.ctype)))
+        elif init.kind == CursorKind.INIT_LIST_EXPR:
+            self.zero(lv)
+            for part, value in zip(self.parts(lv), init.get_children(), strict=False):
+                if value.kind == CursorKind.UNEXPOSED_EXPR and c_types.is_void(value.type):
+                    raise unsupported("a designated initialiser", value)
+                self.initialise(part, value)
+        elif c_types.is_array(lv.ctype):
+            raise unsupported("this array initialiser", init)
         else:
-            kids = list(init.get_children())
-            if any(not same_type(k.type, elem_t) for k in kids):
-                raise unsupported("this array initialiser", init)
-            values = [lambda k=k: self.rvalue(k) for k in kids]
-        for i, value in enumerate(values):
-            self.store(LValue(ref, (self.b.index(i),), elem_t), value())
-        if len(values) < count:
-            body = Block(arg_types=[INDEX])
-            with self.b.at(body):
-                zero = self.b.zero(arith_of(elem_t))
-                self.store(LValue(ref, (body.args[0],), elem_t), zero)
-                self.b.insert(scf.YieldOp())
-            self.b.insert(scf.ForOp(self.b.index(len(values)), self.b.index(count),
-                                    self.b.index(1), [], Region(body)))
+            self.store(lv, self.rvalue(init))
+
+    def parts(self, lv: LValue) -> list[LValue]:
+        """The elements of an array or the fields of a struct, in order."""
+        if c_types.is_array(lv.ctype):
+            first = self.first_element(lv)
+            return [self.advance(first, self.b.index(i))
+                    for i in range(lv.ctype.get_canonical().get_array_size())]
+        if c_types.is_struct(lv.ctype):
+            return [self.member(lv, f, f.type) for f in c_types.canonical(lv.ctype).get_fields()]
+        return [lv]  # `int x = {1}`
+
+    def zero(self, lv: LValue) -> None:
+        """Set every byte of an aggregate to zero (LLVM makes it a memset)."""
+        if not (c_types.is_array(lv.ctype) or c_types.is_struct(lv.ctype)):
+            return
+        zero = self.b.insert(llvm.ZeroOp(result_types=[c_types.element_type(lv.ctype)]))
+        self.b.insert(llvm.StoreOp(zero, self.address(lv)))

@@ -1,5 +1,5 @@
 """C statements → func/scf: blocks, declarations, `if`, counted loops as `scf.for`, the
-rest as `scf.while`.
+other loops as `scf.while`; jumps out of them through flags (jumps.py).
 """
 
 from __future__ import annotations
@@ -7,14 +7,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from clang.cindex import Cursor, CursorKind
-from xdsl.dialects import arith, func, scf
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
     i1,
     i64,
 )
 from xdsl.ir import Block, Region, SSAValue
 
-from approxcc.dialect.approx import YieldOp
 from approxcc.frontend import c_types
 from approxcc.frontend.builder import INDEX
 from approxcc.frontend.c_types import Arith, arith_of
@@ -24,13 +23,16 @@ from approxcc.frontend.counted_loops import (
     for_parts,
 )
 from approxcc.frontend.cursors import unsupported
+from approxcc.frontend.jumps import BREAK, CONTINUE, RETURN, escapes, returns_early
 from approxcc.frontend.memory import LValue
 
-_STATEMENT_NAMES = {CursorKind.BREAK_STMT: "'break'", CursorKind.CONTINUE_STMT: "'continue'",
-                    CursorKind.GOTO_STMT: "'goto'", CursorKind.INDIRECT_GOTO_STMT: "'goto'",
-                    CursorKind.LABEL_STMT: "a label", CursorKind.SWITCH_STMT: "'switch'",
-                    CursorKind.CASE_STMT: "'case'", CursorKind.DEFAULT_STMT: "'default'",
-                    CursorKind.DO_STMT: "a 'do' loop", CursorKind.ASM_STMT: "inline assembly",
+_LOOP_JUMPS = frozenset({BREAK, CONTINUE})  # the jumps a loop is the target of
+_EXITS = frozenset({BREAK, RETURN})  # the jumps that leave a loop
+_STATEMENT_NAMES = {CursorKind.GOTO_STMT: "'goto'", CursorKind.INDIRECT_GOTO_STMT: "'goto'",
+                    CursorKind.LABEL_STMT: "a label",
+                    CursorKind.CASE_STMT: "a 'case' label inside a nested statement",
+                    CursorKind.DEFAULT_STMT: "a 'default' label inside a nested statement",
+                    CursorKind.ASM_STMT: "inline assembly",
                     CursorKind.MS_ASM_STMT: "inline assembly"}
 
 
@@ -50,14 +52,13 @@ class StatementEmitter:
     def plain_statement(self, c: Cursor, top: bool = False) -> None:
         k = c.kind
         if k == CursorKind.COMPOUND_STMT:
-            kids = [s for s in c.get_children() if not self.unit.sites.is_site(s)]
-            for i, s in enumerate(kids):
-                if s.kind == CursorKind.RETURN_STMT:
-                    if not (top and i == len(kids) - 1):
-                        raise unsupported("a 'return' before the end of the function", s)
-                    self.return_statement(s)
-                else:
-                    self.statement(s)
+            kids = self.block_statements(c)
+            if top and RETURN not in self.flags and kids and \
+                    kids[-1].kind == CursorKind.RETURN_STMT:  # the function's only return
+                self.sequence(kids[:-1])
+                self.return_statement(kids[-1])
+            else:
+                self.sequence(kids)
         elif k == CursorKind.DECL_STMT:
             for d in c.get_children():
                 self.declaration(d)
@@ -71,25 +72,64 @@ class StatementEmitter:
                 self.for_as_while(c)
         elif k == CursorKind.WHILE_STMT:
             cond, body = c.get_children()
-            self.while_loop(lambda: self.condition(cond), lambda: self.statement(body))
+            self.while_loop(lambda: self.condition(cond), body)
+        elif k == CursorKind.DO_STMT:
+            body, cond = c.get_children()
+            self.do_loop(body, cond)
+        elif k == CursorKind.SWITCH_STMT:
+            self.switch_statement(c)
+        elif k in (CursorKind.BREAK_STMT, CursorKind.CONTINUE_STMT):
+            self.set_flag(BREAK if k == CursorKind.BREAK_STMT else CONTINUE)
+        elif k == CursorKind.RETURN_STMT:
+            self.return_statement(c)
         elif k == CursorKind.NULL_STMT:
             pass
-        elif k == CursorKind.RETURN_STMT:
-            raise unsupported("a 'return' before the end of the function", c)
         elif k.is_expression() or k == CursorKind.UNEXPOSED_EXPR:
             self.rvalue(c)
         else:
             raise unsupported(_STATEMENT_NAMES.get(k, f"the statement '{k.name.lower()}'"), c)
 
+    def block_statements(self, c: Cursor) -> list[Cursor]:
+        """The statements of a `{}` block the user wrote (not the clause sites)."""
+        return [s for s in c.get_children() if not self.unit.sites.is_site(s)]
+
+    def sequence(self, statements: list[Cursor]) -> None:
+        """Statements in order; those after one that may jump run only if it did not."""
+        for i, s in enumerate(statements):
+            self.statement(s)
+            jumps = escapes(s)
+            if jumps and i + 1 < len(statements):
+                with self.unless_jumped(jumps):
+                    self.sequence(statements[i + 1:])
+                return
+
+    def function_body(self, terminator: type) -> None:
+        """The function's statements, then `terminator` (func.return, or approx.yield in a
+        function-level knob) with what it returns."""
+        self.returns_with = terminator
+        if returns_early(self.block_statements(self.body)):
+            self.prepare_early_returns()
+        self.statement(self.body, top=True)
+        if RETURN in self.flags:
+            self.b.insert(terminator(*self.returned()))
+        elif not isinstance(self.b.block.last_op, terminator):
+            self.b.insert(terminator(*self.implicit_return()))
+
     def return_statement(self, c: Cursor) -> None:
-        values = [self.rvalue(k) for k in c.get_children()]
-        if values and c_types.is_pointer(self.result):
-            values = [self.b.pointer(values[0])]
-        self.b.insert(YieldOp(*values) if self.returns_yield else func.ReturnOp(*values))
+        kids = list(c.get_children())
+        value = self.rvalue(kids[0]) if kids else None
+        if c_types.is_void(self.result):
+            value = None
+        elif c_types.is_pointer(self.result):
+            value = self.b.pointer(value)
+        if RETURN not in self.flags:
+            self.b.insert(self.returns_with(*([] if value is None else [value])))
+            return
+        if value is not None:
+            self.store_returned(value)
+        self.set_flag(RETURN)
 
     def condition(self, c: Cursor) -> SSAValue:
-        if c_types.is_pointer(c.type):
-            raise unsupported("a pointer used as a truth value", c)
         return self.b.truth(self.rvalue(c))
 
     def if_statement(self, c: Cursor) -> None:
@@ -105,14 +145,54 @@ class StatementEmitter:
             self.b.insert(scf.YieldOp())
         self.b.insert(scf.IfOp(cond, [], Region(then_block), Region(else_block)))
 
-    def while_loop(self, cond: Callable[[], SSAValue], body: Callable[[], None]) -> None:
-        before, after = Block(), Block()
-        with self.b.at(before):
-            self.b.insert(scf.ConditionOp(cond()))
-        with self.b.at(after):
-            body()
-            self.b.insert(scf.YieldOp())
-        self.b.insert(scf.WhileOp([], [], Region(before), Region(after)))
+    def while_loop(self, cond: Callable[[], SSAValue], body: Cursor,
+                   after_body: Callable[[], None] | None = None) -> None:
+        """`while (cond) { body; after_body }` (a `continue` skips to `after_body`)."""
+        jumps = escapes(body)
+        exits = jumps & _EXITS
+        with self.jump_target(jumps, _LOOP_JUMPS):
+            before, after = Block(), Block()
+            with self.b.at(before):
+                go = self.body_if(cond(), body, exits) if exits else cond()
+                self.b.insert(scf.ConditionOp(go))
+            with self.b.at(after):
+                if not exits:
+                    self.iteration(body)
+                if after_body is not None:
+                    after_body()
+                self.b.insert(scf.YieldOp())
+            self.b.insert(scf.WhileOp([], [], Region(before), Region(after)))
+
+    def body_if(self, cond: SSAValue, body: Cursor, exits: frozenset[str]) -> SSAValue:
+        """The body of a loop that `exits` can leave, run in scf.while's first region when
+        `cond` holds; the result says whether the loop goes on. So a `break` branches straight
+        to the exit and the increment, in the second region, stays unconditional: LLVM keeps
+        a plain induction variable (guarding the increment with the flag would make it
+        depend on each iteration's test, several times slower)."""
+        then_block, else_block = Block(), Block()
+        with self.b.at(then_block):
+            self.iteration(body)
+            self.b.insert(scf.YieldOp(self.negation(self.jumped(exits))))
+        with self.b.at(else_block):
+            self.b.insert(scf.YieldOp(self.b.int_const(0, i1)))
+        return self.b.insert(scf.IfOp(cond, [i1], Region(then_block), Region(else_block)))
+
+    def iteration(self, body: Cursor) -> None:
+        self.new_iteration()
+        self.statement(body)
+
+    def do_loop(self, body: Cursor, cond: Cursor) -> None:
+        """`do body while (cond)`: the body and the test both in scf.while's first region."""
+        jumps = escapes(body)
+        with self.jump_target(jumps, _LOOP_JUMPS):
+            before, after = Block(), Block()
+            with self.b.at(before):
+                self.iteration(body)
+                self.b.insert(scf.ConditionOp(
+                    self.loop_condition(jumps & _EXITS, lambda: self.condition(cond))))
+            with self.b.at(after):
+                self.b.insert(scf.YieldOp())
+            self.b.insert(scf.WhileOp([], [], Region(before), Region(after)))
 
     def for_as_while(self, c: Cursor) -> None:
         parts = for_parts(c)
@@ -124,12 +204,8 @@ class StatementEmitter:
                 return self.condition(parts["cond"])
             return self.b.int_const(1, i1)
 
-        def body() -> None:
-            self.statement(parts["body"])
-            if "inc" in parts:
-                self.rvalue(parts["inc"])
-
-        self.while_loop(cond, body)
+        inc = (lambda: self.rvalue(parts["inc"])) if "inc" in parts else None
+        self.while_loop(cond, parts["body"], inc)
 
     def counted_loop(self, loop: CountedLoop) -> None:
         """`for (i = a; i CMP b; i += s)` → scf.for k in [0, trip) with i = a + k*s."""
@@ -161,7 +237,8 @@ class StatementEmitter:
             i = b.insert(arith.AddiOp(a, b.insert(arith.MuliOp(k, b.int_const(loop.step, i64)))))
             self.store(LValue(var_ref, (), loop.var.type),
                        b.convert(i, Arith(64, var_t.signed, False), var_t))
-            self.statement(loop.body)
+            with self.jump_target(escapes(loop.body), _LOOP_JUMPS):
+                self.iteration(loop.body)
             b.insert(scf.YieldOp())
         b.insert(scf.ForOp(b.index(0), b.to_index(trip), b.index(1), [], Region(body)))
         if not loop.declared_here:  # C leaves the variable at its exit value
