@@ -86,3 +86,114 @@ def build_cmd(sources: tuple[str, ...], output: str | None, config: str | None, 
         sys.exit(build(opts))
     except CompileError as err:
         _fail(err)
+
+
+def _budgets(text: str) -> list[float]:
+    """"3%,6%,9%" or "0.03,0.06" → sorted losses in (0, 1)."""
+    out = []
+    for item in filter(None, (s.strip() for s in text.split(","))):
+        try:
+            value = float(item[:-1]) / 100 if item.endswith("%") else float(item)
+        except ValueError:
+            raise CompileError(f"--qos-budget: '{item}' is not a percentage like 3% or a "
+                               f"loss like 0.03") from None
+        if not 0.0 < value < 1.0:
+            raise CompileError(f"--qos-budget: '{item}' must be a loss between 0% and 100%")
+        out.append(value)
+    if not out:
+        raise CompileError("--qos-budget needs at least one budget, e.g. 3%,6%,9%")
+    return sorted(set(out))
+
+
+def _seconds(text: str) -> float:
+    """"90", "90s", "10m", "1h" → seconds."""
+    units = {"s": 1.0, "m": 60.0, "h": 3600.0}
+    scale = units.get(text[-1:], 1.0)
+    try:
+        value = float(text[:-1] if text[-1:] in units else text) * scale
+    except ValueError:
+        raise CompileError(f"--time-limit: '{text}' is not a duration like 90s, 10m or 1h") \
+            from None
+    if value <= 0:
+        raise CompileError(f"--time-limit: '{text}' must be positive")
+    return value
+
+
+@main.command("tune")
+@click.argument("target", metavar="[DIR | approx.toml]", default=".")
+@click.option("--qos-budget", "budgets", required=True,
+              help="QoS loss budgets, e.g. 3%,6%,9%: one configuration per budget.")
+@click.option("--time-limit", default="10m", show_default=True,
+              help="Search time (e.g. 90s, 10m), shared by the budgets.")
+@click.option("--parallel", type=click.IntRange(1, 256), default=1, show_default=True,
+              help="Evaluations at once.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Search seed.")
+@click.option("--db", "db", type=click.Path(), help="Results DB (default OUT/results.db).")
+@click.option("--out", "out", type=click.Path(),
+              help="Output folder for configs, pareto.png and the work folder "
+                   "(default DIR/tuned).")
+@click.option("--resume", is_flag=True, help="Continue the latest run in the results DB.")
+@click.option("--mode", type=click.Choice(["static", "dynamic", "both"]), default="both",
+              show_default=True, help="Tune dynamic knobs as one value, as decision trees, "
+                                      "or both (to compare the fronts).")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
+              help="Seconds before a run counts as hung (default 10× the exact run).")
+@click.option("--repeats", type=click.IntRange(1, 100), default=1, show_default=True,
+              help="Runs per input and configuration (median).")
+@click.option("--max-evals", type=click.IntRange(1), default=None,
+              help="Measure at most this many configurations (screening: up to half, the "
+                   "rest split over the searches) besides the time limit; with --parallel 1 "
+                   "the same seed then gives the same search.")
+@click.option("--no-screening", is_flag=True, help="Skip the one-knob-at-a-time first pass.")
+@click.option("--search", type=click.Choice(["opentuner"]), default="opentuner",
+              show_default=True, help="Search engine.")
+def tune_cmd(target: str, budgets: str, time_limit: str, parallel: int, seed: int,
+             db: str | None, out: str | None, resume: bool, mode: str, timeout: float | None,
+             repeats: int, max_evals: int | None, no_screening: bool, search: str) -> None:
+    """Tune the knobs of a program under QoS budgets (spec/tuning.md); the one `--search`
+    engine is OpenTuner."""
+    from rich.console import Console
+
+    from approxcc.tune import CProgram, TuneOptions, tune
+    from approxcc.tune.report import report
+
+    console = Console(stderr=True)
+    try:
+        app = CProgram.load(target)
+        out_dir = Path(out) if out else app.program.root / "tuned"
+        opts = TuneOptions(_budgets(budgets), out_dir, _seconds(time_limit), parallel, seed,
+                           Path(db) if db else None, resume, mode, timeout, repeats, max_evals,
+                           not no_screening, app.program.metric)
+        tune(app, opts, console,
+             reporter=lambda results, run_id: report(results, results.run(run_id), out_dir,
+                                                     Console()))
+    except CompileError as err:
+        _fail(err)
+    except KeyboardInterrupt:
+        click.echo("approxcc: interrupted; finished evaluations are in the results DB "
+                   "(continue with --resume)", err=True)
+        sys.exit(130)
+
+
+@main.command("report")
+@click.argument("db_path", metavar="[DB]", default="tuned/results.db")
+@click.option("--out", "out", type=click.Path(),
+              help="Where to write configs and pareto.png (default: beside the DB).")
+def report_cmd(db_path: str, out: str | None) -> None:
+    """Re-print the tables and plots of the latest run in a results DB."""
+    from rich.console import Console
+
+    from approxcc.tune.db import ResultsDB
+    from approxcc.tune.report import report
+
+    path = Path(db_path)
+    try:
+        if not path.is_file():
+            raise CompileError(f"no results DB at '{db_path}'")
+        results = ResultsDB(path)
+        run = results.latest_run()
+        if run is None:
+            raise CompileError(f"'{db_path}' holds no tuning run")
+        report(results, run, Path(out) if out else path.parent, Console())
+    except CompileError as err:
+        _fail(err)

@@ -1,1 +1,10 @@
-"""Tuning: QoS metrics, the knob search, the Pareto archive."""
+"""Tuning: QoS metrics, the knob space, the OpenTuner search, the Pareto archive, reports.
+
+`Application` is the Python interface of a system to tune (a C program described by
+approx.toml is `CProgram`); `tune(app, TuneOptions(...))` tunes it.
+"""
+
+from approxcc.tune.application import Application, CProgram, RunFailed, RunResult
+from approxcc.tune.tuner import TuneOptions, tune
+
+__all__ = ["Application", "CProgram", "RunFailed", "RunResult", "TuneOptions", "tune"]

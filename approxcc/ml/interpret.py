@@ -1,0 +1,166 @@
+"""A jaxpr interpreter that re-traces a JAX function with two rewrites:
+
+- loop perforation: every outermost `scan` (which is also what `lax.fori_loop` with static
+  bounds lowers to) runs ceil(n/v) iterations: a scan over `xs` sees `xs[::v]` (iterations
+  0, v, 2v, ...), a fori_loop (its index lives in the carry) runs its first ceil(n/v)
+  iterations; per-iteration outputs `ys` of a skipped iteration repeat the last executed one,
+  so every shape is unchanged. "Outermost" means not nested in another loop; loops inside
+  `jit`-decorated helpers count, loops inside `cond`/`while`/custom-derivative rules do not.
+- int8 x int8 matmuls (w8a8): a `dot_general` whose right operand is an int8-quantised
+  weight (tagged, also through scan consts/xs) and contracts its first axis quantises its
+  left operand per row on the fly and multiplies in integer (int32 accumulation).
+
+Everything else is bound as traced, so an untouched function computes what it computed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.extend import core
+
+
+@dataclass(frozen=True)
+class QTensor:
+    """An int8 per-output-channel quantised weight: value = q * scale, scale (..., 1, N)."""
+
+    q: Any
+    scale: Any
+    dtype: Any  # the compute dtype of the dequantised value
+
+    def dequantize(self) -> Any:
+        return self.q.astype(self.dtype) * self.scale.astype(self.dtype)
+
+
+@dataclass
+class Options:
+    perforate: int = 1
+    w8a8: bool = False
+    loops_seen: int = 0
+
+
+def retrace(fn: Callable[..., Any], opts: Options,
+            tags: Callable[[list[Any]], list[QTensor | None]] | None = None
+            ) -> Callable[..., Any]:
+    """`fn` re-traced through the interpreter. `tags(flat_args)` names the flat arguments
+    that are quantised weights."""
+    def run(*args: Any) -> Any:
+        closed, shape = jax.make_jaxpr(fn, return_shape=True)(*args)
+        flat = jax.tree.leaves(args)
+        arg_tags = tags(flat) if tags else [None] * len(flat)
+        outs = _eval(closed.jaxpr, closed.consts, flat, arg_tags, opts, 0)
+        return jax.tree.unflatten(jax.tree.structure(shape), outs)
+    return run
+
+
+def _eval(jaxpr: core.Jaxpr, consts: Sequence[Any], args: Sequence[Any],
+          arg_tags: Sequence[QTensor | None], opts: Options, depth: int) -> list[Any]:
+    env: dict[core.Var, Any] = {}
+    tags: dict[core.Var, QTensor] = {}
+
+    def read(v: Any) -> Any:
+        return v.val if isinstance(v, core.Literal) else env[v]
+
+    def tag_of(v: Any) -> QTensor | None:
+        return None if isinstance(v, core.Literal) else tags.get(v)
+
+    env.update(zip(jaxpr.constvars, consts, strict=True))
+    for var, val, tag in zip(jaxpr.invars, args, arg_tags, strict=True):
+        env[var] = val
+        if tag is not None:
+            tags[var] = tag
+    for eqn in jaxpr.eqns:
+        invals = [read(v) for v in eqn.invars]
+        intags = [tag_of(v) for v in eqn.invars]
+        name = eqn.primitive.name
+        out_tag = None
+        if name in ("jit", "pjit"):
+            inner = eqn.params["jaxpr"]
+            outs = _eval(inner.jaxpr, inner.consts, invals, intags, opts, depth)
+        elif name == "scan":
+            outs = _scan(eqn, invals, intags, opts, depth)
+        elif name == "dot_general" and opts.w8a8 and intags[1] is not None \
+                and _int8_dot_applies(eqn, invals):
+            outs = [_int8_dot(eqn, invals[0], intags[1])]
+        else:
+            params = eqn.primitive.get_bind_params(eqn.params)
+            with eqn.ctx.manager:
+                ans = eqn.primitive.bind(*invals, **params)
+            outs = list(ans) if eqn.primitive.multiple_results else [ans]
+            if name == "convert_element_type" and intags[0] is not None \
+                    and jnp.issubdtype(params["new_dtype"], jnp.floating):
+                out_tag = intags[0]
+        for var, val in zip(eqn.outvars, outs, strict=True):
+            if not isinstance(var, core.DropVar):
+                env[var] = val
+                if out_tag is not None:
+                    tags[var] = out_tag
+    return [read(v) for v in jaxpr.outvars]
+
+
+def _scan(eqn: core.JaxprEqn, invals: list[Any], intags: list[QTensor | None],
+          opts: Options, depth: int) -> list[Any]:
+    p = eqn.params
+    body = p["jaxpr"]
+    n_consts, n_carry, length = p["num_consts"], p["num_carry"], p["length"]
+    v = opts.perforate if depth == 0 else 1
+    if depth == 0:
+        opts.loops_seen += 1
+    consts, consts_tags = invals[:n_consts], intags[:n_consts]
+    carry_avals = [var.aval for var in body.jaxpr.invars[n_consts:n_consts + n_carry]]
+    init = [jnp.asarray(x, a.dtype) for x, a in zip(invals[n_consts:n_consts + n_carry],
+                                                     carry_avals, strict=True)]
+    xs, xs_tags = invals[n_consts + n_carry:], intags[n_consts + n_carry:]
+    # A tagged xs travels as its (q, scale) pair, sliced per iteration like any xs.
+    packed = [(t.q, t.scale) if t is not None else x for x, t in zip(xs, xs_tags, strict=True)]
+    if v > 1:
+        packed = jax.tree.map(lambda a: a[::v], packed)
+    steps = -(-length // v)
+
+    def step(carry: list[Any], x: list[Any]) -> tuple[list[Any], list[Any]]:
+        x_vals, x_tags = [], []
+        for item, tag in zip(x, xs_tags, strict=True):
+            if tag is None:
+                x_vals.append(item)
+                x_tags.append(None)
+            else:
+                qt = QTensor(*item, tag.dtype)
+                x_vals.append(qt.dequantize())
+                x_tags.append(qt)
+        outs = _eval(body.jaxpr, body.consts, [*consts, *carry, *x_vals],
+                     [*consts_tags, *([None] * n_carry), *x_tags], opts, depth + 1)
+        new_carry = [jnp.asarray(c, a.dtype) for c, a in zip(outs[:n_carry], carry_avals,
+                                                              strict=True)]
+        return new_carry, outs[n_carry:]
+
+    carry, ys = lax.scan(step, init, packed, length=steps, reverse=p["reverse"],
+                         unroll=p["unroll"])
+    if v > 1:
+        ys = [jnp.repeat(y, v, axis=0)[:length] for y in ys]
+    return [*carry, *ys]
+
+
+def _int8_dot_applies(eqn: core.JaxprEqn, invals: list[Any]) -> bool:
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    lhs, rhs = invals
+    return (not lb and not rb and jnp.ndim(rhs) == 2 and tuple(rc) == (0,)
+            and jnp.issubdtype(jnp.result_type(lhs), jnp.floating))
+
+
+def _int8_dot(eqn: core.JaxprEqn, lhs: Any, w: QTensor) -> Any:
+    """lhs @ (q * scale) as (int8(lhs / s_x) @ q) * s_x * scale, s_x per row of lhs."""
+    dims = eqn.params["dimension_numbers"]
+    lc = tuple(dims[0][0])
+    x = lhs.astype(jnp.float32)
+    amax = jnp.max(jnp.abs(x), axis=lc, keepdims=True)
+    s_x = jnp.where(amax > 0, amax / 127.0, 1.0)
+    xq = jnp.clip(jnp.round(x / s_x), -127, 127).astype(jnp.int8)
+    acc = lax.dot_general(xq, w.q, dims, preferred_element_type=jnp.int32)
+    s_rows = jnp.squeeze(s_x, axis=lc)[..., None]
+    out = acc.astype(jnp.float32) * s_rows * w.scale.reshape(-1).astype(jnp.float32)
+    return out.astype(eqn.outvars[0].aval.dtype)

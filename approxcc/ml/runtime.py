@@ -1,0 +1,222 @@
+"""The ML runtime: loads an `approxcc build` output folder and runs, per call, the variant
+the configuration selects, through IREE (`iree-base-runtime`).
+
+    from approxcc.ml.runtime import load
+    prog = load("out/manifest.json", config="tuned.json")   # or a dict, or None (exact)
+    logits = prog.decode_step(tokens, pos)                   # inputs only: weights are resident
+
+A knob with `{"value": v}` is static; a dynamic knob (`state=approx.state("s")`) with
+`{"thresholds": [...], "decisions": [...]}` calls the state function registered under "s"
+(`approx.register_state`, or `states=` here) with the call's inputs and takes
+`decisions[i]`, i = the number of thresholds <= the state value (as in C). A knob absent
+from the configuration is exact.
+
+The device: `device="auto"` takes CUDA, then HIP, when the build has vmfbs for it and the
+driver finds a device, else the CPU (`local-task`). Each variant's weights are uploaded once,
+when the variant is first used, and stay on the device (shared between variants with the
+same weights file); vmfbs are memory-mapped once.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import iree.runtime as ireert
+import ml_dtypes
+import numpy as np
+
+from approxcc.config import Config, KnobSetting, load_config, parse_config
+from approxcc.diagnostics import CompileError
+from approxcc.ml import approx
+from approxcc.ml.build import Manifest
+
+DRIVER_TARGET = {"local-task": "cpu", "local-sync": "cpu", "cuda": "cuda", "hip": "rocm"}
+
+
+def load(manifest: str | Path, config: str | Path | Mapping[str, Any] | None = None,
+         device: str = "auto", states: Mapping[str, Callable[..., float]] | None = None,
+         strict: bool = True) -> Program:
+    return Program(Manifest.load(manifest), config, device, states, strict)
+
+
+def pick_driver(targets: list[str], device: str = "auto") -> str:
+    """The IREE driver to run on: `device` itself, or the first GPU driver with a device
+    whose target was built, else `local-task`."""
+    if device != "auto":
+        return device
+    for driver in ("cuda", "hip"):
+        if DRIVER_TARGET[driver] in targets and _has_device(driver):
+            return driver
+    return "local-task"
+
+
+def _has_device(driver: str) -> bool:
+    try:
+        return bool(ireert.get_driver(driver).query_available_devices())
+    except (RuntimeError, ValueError):
+        return False
+
+
+@dataclass
+class _Loaded:
+    invoke: Any                 # iree.runtime.FunctionInvoker
+    weights: list[Any]          # resident DeviceArrays
+    input_args: list[int]
+
+
+class Program:
+    """Every decorated function of a build, callable by name (`prog.fn(*inputs)`)."""
+
+    def __init__(self, manifest: Manifest, config: str | Path | Mapping[str, Any] | None,
+                 device: str, states: Mapping[str, Callable[..., float]] | None,
+                 strict: bool) -> None:
+        self.manifest = manifest
+        self.root = manifest.path.parent
+        self.driver = pick_driver(manifest.data["targets"], device)
+        self.target = DRIVER_TARGET.get(self.driver, self.driver)
+        if self.target not in manifest.data["targets"]:
+            raise CompileError(f"{manifest.path}: no '{self.target}' vmfbs for driver "
+                               f"'{self.driver}' (built: {manifest.data['targets']})")
+        self.iree_config = ireert.Config(self.driver)
+        self.states = dict(states or {})
+        self.functions = {name: MLFunction(self, name, entry)
+                          for name, entry in manifest.functions.items()}
+        self._weights: dict[str, list[Any]] = {}
+        self._modules: dict[str, Any] = {}
+        self.configure(config, strict)
+
+    def __getattr__(self, name: str) -> MLFunction:
+        functions = self.__dict__.get("functions", {})
+        if name in functions:
+            return functions[name]
+        raise AttributeError(name)
+
+    def configure(self, config: str | Path | Mapping[str, Any] | None,
+                  strict: bool = True) -> None:
+        """Applies a configuration (path, dict, or None for exact). `strict=False` ignores
+        knobs this build does not have (those of the C half of a compound program)."""
+        if config is None:
+            parsed = Config("<exact>", {})
+        elif isinstance(config, Mapping):
+            parsed = parse_config(json.dumps(config, indent=1), "<config>")
+        else:
+            parsed = load_config(str(config))
+        owned = {k["name"] for f in self.functions.values() for k in f.knobs}
+        for name, setting in parsed.knobs.items():
+            if name not in owned and strict:
+                raise CompileError(f"knob '{name}': unknown knob (this build has "
+                                   f"{', '.join(sorted(owned))})", setting.loc)
+        for fn in self.functions.values():
+            fn.settings = {k["name"]: _checked(k, parsed.knobs[k["name"]])
+                           for k in fn.knobs if k["name"] in parsed.knobs}
+
+    def _module(self, vmfb: str) -> Any:
+        if vmfb not in self._modules:
+            vm = ireert.VmModule.mmap(self.iree_config.vm_instance, str(self.root / vmfb))
+            ctx = ireert.SystemContext(vm_modules=[vm], config=self.iree_config)
+            self._modules[vmfb] = ctx.modules[vm.name]["main"]
+        return self._modules[vmfb]
+
+    def _resident(self, variant: Mapping[str, Any]) -> list[Any]:
+        path = variant["weights"]
+        if path not in self._weights:
+            with np.load(self.root / path) as npz:
+                arrays = [npz[f"arr_{i}"] for i in range(len(variant["weight_args"]))]
+            self._weights[path] = [
+                ireert.asdevicearray(self.iree_config.device, _typed(a, sig["dtype"]))
+                for a, sig in zip(arrays, variant["weight_args"], strict=True)]
+        return self._weights[path]
+
+
+class MLFunction:
+    """One decorated function: picks the variant per call and runs it."""
+
+    def __init__(self, program: Program, name: str, entry: Mapping[str, Any]) -> None:
+        self.program = program
+        self.name = name
+        self.entry = entry
+        self.knobs: list[dict[str, Any]] = entry["knobs"]
+        self.settings: dict[str, KnobSetting] = {}
+        self.last_variant: str | None = None
+        self._by_choice = {tuple(v["choice"][k["name"]] for k in self.knobs): v
+                           for v in entry["variants"]}
+        self._loaded: dict[str, _Loaded] = {}
+
+    def choice(self, *inputs: Any) -> dict[str, int | None]:
+        """The knob values this call runs with (evaluating state functions)."""
+        return {k["name"]: self._value(k, inputs) for k in self.knobs}
+
+    def variant(self, *inputs: Any) -> dict[str, Any]:
+        choice = self.choice(*inputs)
+        return self._by_choice[tuple(choice[k["name"]] for k in self.knobs)]
+
+    def __call__(self, *inputs: Any) -> Any:
+        sigs = self.entry["inputs"]
+        if len(inputs) != len(sigs):
+            raise TypeError(f"{self.name}() takes {len(sigs)} input(s) (weights are "
+                            f"resident), got {len(inputs)}")
+        arrays = [_input(self.name, i, x, sig) for i, (x, sig) in
+                  enumerate(zip(inputs, sigs, strict=True))]
+        variant = self.variant(*arrays)
+        loaded = self._load(variant)
+        result = loaded.invoke(*loaded.weights, *(arrays[i] for i in loaded.input_args))
+        self.last_variant = variant["id"]
+        outs = result if isinstance(result, tuple | list) else (result,)
+        host = tuple(np.asarray(o) for o in outs)
+        return host if self.entry["output_kind"] == "tuple" else host[0]
+
+    def _load(self, variant: Mapping[str, Any]) -> _Loaded:
+        vid = variant["id"]
+        if vid not in self._loaded:
+            self._loaded[vid] = _Loaded(self.program._module(variant["vmfb"][self.program.target]),
+                                        self.program._resident(variant),
+                                        variant["input_args"])
+        return self._loaded[vid]
+
+    def _value(self, knob: Mapping[str, Any], inputs: tuple[Any, ...]) -> int | None:
+        setting = self.settings.get(knob["name"])
+        if setting is None:
+            return knob["exact"]
+        if setting.value is not None:
+            return setting.value
+        assert setting.thresholds is not None and setting.decisions is not None
+        state = self.program.states.get(knob["state"]) or approx.registered_state(knob["state"])
+        if state is None:
+            raise LookupError(f"knob '{knob['name']}': no state function '{knob['state']}' "
+                              "(approx.register_state or load(..., states=...))")
+        return setting.decisions[bisect.bisect_right(setting.thresholds, float(state(*inputs)))]
+
+
+def _checked(knob: Mapping[str, Any], setting: KnobSetting) -> KnobSetting:
+    def fail(why: str) -> CompileError:
+        return CompileError(f"knob '{knob['name']}': {why}", setting.loc)
+
+    domain = knob["domain"]
+    chosen = [setting.value] if setting.value is not None else list(setting.decisions or ())
+    for v in chosen:
+        if v not in domain:
+            raise fail(f"value {v} is outside its domain {domain}")
+    if setting.thresholds is not None:
+        if knob["state"] is None:
+            raise fail("a static knob takes {\"value\": v}, not a decision tree")
+        if len(setting.thresholds) != knob["thresholds"]:
+            raise fail(f"expected {knob['thresholds']} threshold(s), "
+                       f"got {len(setting.thresholds)}")
+    return setting
+
+
+def _typed(a: np.ndarray, dtype: str) -> np.ndarray:
+    return a.view(ml_dtypes.bfloat16) if dtype == "bfloat16" else a
+
+
+def _input(fn: str, i: int, x: Any, sig: Mapping[str, Any]) -> np.ndarray:
+    a = np.asarray(x, dtype=sig["dtype"], order="C")
+    if list(a.shape) != sig["shape"]:
+        raise ValueError(f"{fn}(): input {i} has shape {list(a.shape)}, the build has "
+                         f"{sig['shape']}")
+    return a

@@ -1,0 +1,266 @@
+"""ML transforms: one variant of a decorated function per knob configuration.
+
+A variant is `fn(stored, *inputs)`: `stored` is the flat list of weight arrays as the
+variant keeps them (cast, quantised, fewer layers), `inputs` are the exact function's
+per-call arguments. Transforms compose in a fixed order, whatever the decorator order:
+
+1. `func_substitute` k > 0: the k-th variant replaces the function (with its own weights
+   when given as `approx.model(fn, params)`).
+2. `task_skipping`: the weights' `"layers"` entry (a list of per-layer pytrees, or a pytree
+   of arrays stacked on axis 0 that the function scans over) loses layers: value `k` skips
+   the last `k` layers (early exit: the first n-k layers run), a tuple skips those indices.
+3. `loop_perforate` v: outermost `lax.scan`/`lax.fori_loop` loops run ceil(n/v) iterations
+   (see `interpret.py` for the exact meaning).
+4. `quantize` + `precision`: float weight matrices (ndim >= 2 not counting the layer axis
+   of stacked layers; quantised over axis -2, the contraction axis of `x @ W`) are stored
+   as int8 (`int8`: per output channel, `int8-gN`: groups of N rows) or packed int4 pairs
+   (`int4`, `int4-gN`) with float32 scales and dequantised inside the variant; `w8a8`
+   stores int8 per channel and runs matmuls in integer with activations quantised per row
+   on the fly. Other float weights and float inputs are cast to the compute dtype
+   (`f32`/`bf16`/`f16`); float outputs are cast back to the exact function's dtypes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from approxcc.ml.approx import QUANT_SCHEME, ApproxFunction, Knob, Model
+from approxcc.ml.interpret import Options, QTensor, retrace
+
+_DTYPES = {"f32": jnp.float32, "bf16": jnp.bfloat16, "f16": jnp.float16}
+
+
+@dataclass(frozen=True)
+class Variant:
+    fn: Callable[..., Any]       # fn(stored, *inputs)
+    stored: list[np.ndarray]     # the weights as this variant keeps them, flat
+
+
+@dataclass(frozen=True)
+class _Plain:
+    def arity(self) -> int:
+        return 1
+
+    def decode(self, arrays: Sequence[Any]) -> tuple[Any, QTensor | None]:
+        return arrays[0], None
+
+
+@dataclass(frozen=True)
+class _Quant:
+    bits: int
+    dtype: Any          # the compute dtype
+    tagged: bool        # w8a8: matmuls use the integer weight
+
+    def arity(self) -> int:
+        return 2
+
+    def decode(self, arrays: Sequence[Any]) -> tuple[Any, QTensor | None]:
+        q, scale = arrays
+        if self.bits == 4:
+            q = _unpack_int4(q)
+        *lead, k, n = q.shape
+        groups = scale.shape[-2]
+        qg = q.reshape(*lead, groups, k // groups, n).astype(self.dtype)
+        value = (qg * scale[..., :, None, :].astype(self.dtype)).reshape(q.shape)
+        return value, (QTensor(q, scale, self.dtype) if self.tagged else None)
+
+
+def exact_choice(afn: ApproxFunction, weights: Any) -> dict[str, int | None]:
+    """The config value meaning "exact" per knob (None where no value in the domain does)."""
+    return {k.name: exact_value(k, weights) for k in afn.knobs}
+
+
+def exact_value(knob: Knob, weights: Any) -> int | None:
+    exact_label: Any = {"func_substitute": 0, "task_skipping": 0, "loop_perforate": 1,
+                        "quantize": "none"}.get(knob.transform)
+    if knob.transform == "precision":
+        exact_label = _precision_name(_float_dtype(weights))
+    if knob.integral:
+        return int(exact_label)
+    return knob.values.index(exact_label) if exact_label in knob.values else None
+
+
+def make_variant(afn: ApproxFunction, weights: Any, inputs: Sequence[Any],
+                 choice: Mapping[str, int | None]) -> Variant:
+    """The variant for `choice` (knob name -> config value; missing or None = exact)."""
+    exact_out = jax.eval_shape(afn.fn, weights, *inputs)
+    labels = {}
+    for k in afn.knobs:
+        value = choice.get(k.name)
+        labels[k.transform] = (k, None if value is None else k.label(value))
+    fn, w = afn.fn, weights
+    knob, label = labels.get("func_substitute", (None, None))
+    if knob is not None and label:
+        entry = knob.variants[label - 1]
+        fn, w = (entry.fn, entry.params) if isinstance(entry, Model) else (entry, w)
+    knob, label = labels.get("task_skipping", (None, None))
+    if knob is not None and label:
+        w = _skip_layers(w, label, knob)
+    knob, label = labels.get("loop_perforate", (None, None))
+    if knob is not None and label is not None and label > 1:
+        fn = _perforated(fn, label, knob, w, inputs)
+    knob, label = labels.get("precision", (None, None))
+    compute = None if knob is None or label is None else jnp.dtype(_DTYPES[label])
+    knob, label = labels.get("quantize", (None, None))
+    scheme = None if knob is None or label is None or label == "none" else label
+    variant = _numerics(fn, w, compute, scheme, exact_out)
+    _check_outputs(afn, choice, variant, inputs, exact_out)
+    return variant
+
+
+def _numerics(fn: Callable[..., Any], weights: Any, compute: Any, scheme: str | None,
+              exact_out: Any) -> Variant:
+    leaves, treedef = jax.tree.flatten(weights)
+    bits, group, w8a8 = 0, None, scheme == "w8a8"
+    if scheme is not None:
+        m = QUANT_SCHEME.fullmatch(scheme)
+        assert m is not None  # checked by the decorator
+        bits = 8 if w8a8 else int(m["bits"])
+        group = None if w8a8 or m["group"] is None else int(m["group"])
+    codecs: list[_Plain | _Quant] = []
+    stored: list[np.ndarray] = []
+    for leaf, layer_axis in zip(leaves, _layer_axes(weights), strict=True):
+        a = np.asarray(leaf)
+        is_float = np.issubdtype(a.dtype, np.floating) or a.dtype == jnp.bfloat16
+        dtype = compute if compute is not None and is_float else a.dtype
+        if bits and is_float and _quantizable(a.shape, layer_axis, bits, group):
+            q, scale = _quantize(a, bits, group)
+            codecs.append(_Quant(bits, jnp.dtype(dtype), w8a8))
+            stored += [q, scale]
+        else:
+            codecs.append(_Plain())
+            stored.append(a.astype(dtype))
+
+    def variant(stored: Sequence[Any], *inputs: Any) -> Any:
+        it = iter(stored)
+        values, tags = [], []
+        for codec in codecs:
+            value, tag = codec.decode([next(it) for _ in range(codec.arity())])
+            values.append(value)
+            tags.append(tag)
+        w = jax.tree.unflatten(treedef, values)
+        if compute is not None:
+            inputs = tuple(x.astype(compute) if jnp.issubdtype(x.dtype, jnp.floating) else x
+                           for x in map(jnp.asarray, inputs))
+        if w8a8:
+            out = retrace(fn, Options(w8a8=True),
+                          lambda flat: tags + [None] * (len(flat) - len(tags)))(w, *inputs)
+        else:
+            out = fn(w, *inputs)
+        return jax.tree.map(lambda o, ref: jnp.asarray(o).astype(ref.dtype), out, exact_out)
+
+    return Variant(variant, stored)
+
+
+def _layer_axes(weights: Any) -> list[int]:
+    """Per leaf: 1 for the arrays of stacked layers (`weights["layers"]` not a list), whose
+    axis 0 is the layer axis, else 0."""
+    stacked = isinstance(weights, Mapping) and "layers" in weights \
+        and not isinstance(weights["layers"], list | tuple)
+    paths = [path for path, _ in jax.tree_util.tree_flatten_with_path(weights)[0]]
+    return [int(stacked and getattr(path[0], "key", None) == "layers") for path in paths]
+
+
+def _quantizable(shape: tuple[int, ...], layer_axis: int, bits: int, group: int | None) -> bool:
+    if len(shape) - layer_axis < 2:
+        return False
+    k = shape[-2]
+    return (group is None or k % group == 0) and (bits == 8 or k % 2 == 0)
+
+
+def _quantize(w: np.ndarray, bits: int, group: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """Symmetric quantisation over axis -2 in groups (one group: per output channel)."""
+    qmax = 127 if bits == 8 else 7
+    *lead, k, n = w.shape
+    g = group or k
+    wg = w.astype(np.float32).reshape(*lead, k // g, g, n)
+    amax = np.abs(wg).max(axis=-2, keepdims=True)
+    scale = np.where(amax > 0, amax / qmax, 1.0).astype(np.float32)
+    q = np.clip(np.rint(wg / scale), -qmax, qmax).astype(np.int8).reshape(w.shape)
+    scale = scale.reshape(*lead, k // g, n)
+    return (_pack_int4(q) if bits == 4 else q), scale
+
+
+def _pack_int4(q: np.ndarray) -> np.ndarray:
+    """Pairs of rows (axis -2) in one int8: low nibble even row, high nibble odd row."""
+    *lead, k, n = q.shape
+    pairs = q.reshape(*lead, k // 2, 2, n).astype(np.uint8) & 0xF
+    return (pairs[..., 0, :] | (pairs[..., 1, :] << 4)).view(np.int8)
+
+
+def _unpack_int4(p: Any) -> Any:
+    lo = lax.shift_right_arithmetic(lax.shift_left(p, jnp.int8(4)), jnp.int8(4))
+    hi = lax.shift_right_arithmetic(p, jnp.int8(4))
+    *lead, half, n = p.shape
+    return jnp.stack([lo, hi], axis=-2).reshape(*lead, 2 * half, n)
+
+
+def _skip_layers(weights: Any, skip: int | tuple[int, ...], knob: Knob) -> Any:
+    if not isinstance(weights, Mapping) or "layers" not in weights:
+        raise knob.error("task_skipping needs the weights (argument 0) to be a dict with a "
+                         "\"layers\" entry (a list of layers, or arrays stacked on axis 0)")
+    layers = weights["layers"]
+    if isinstance(layers, list | tuple):
+        n = len(layers)
+    else:
+        sizes = {np.shape(a)[0] if np.ndim(a) else None for a in jax.tree.leaves(layers)}
+        if len(sizes) != 1 or None in sizes:
+            raise knob.error("the arrays of weights[\"layers\"] must share their leading "
+                             f"(layer) dimension, got {sorted(map(str, sizes))}")
+        n = sizes.pop()
+    dropped = set(range(n - skip, n)) if isinstance(skip, int) else set(skip)
+    if len(dropped) >= n or max(dropped) >= n:
+        raise knob.error(f"cannot skip layers {sorted(dropped)} of a {n}-layer model "
+                         "(at least one layer must run)")
+    kept = [i for i in range(n) if i not in dropped]
+    if isinstance(layers, list | tuple):
+        new_layers: Any = type(layers)(layers[i] for i in kept)
+    else:
+        new_layers = jax.tree.map(lambda a: np.asarray(a)[kept], layers)
+    return {**weights, "layers": new_layers}
+
+
+def _perforated(fn: Callable[..., Any], v: int, knob: Knob, weights: Any,
+                inputs: Sequence[Any]) -> Callable[..., Any]:
+    opts = Options(perforate=v)
+    run = retrace(fn, opts)
+    jax.eval_shape(run, weights, *inputs)
+    if not opts.loops_seen:
+        raise knob.error("loop_perforate: the function has no lax.scan or lax.fori_loop "
+                         "with a static trip count")
+    return run
+
+
+def _check_outputs(afn: ApproxFunction, choice: Mapping[str, int | None], variant: Variant,
+                   inputs: Sequence[Any], exact_out: Any) -> None:
+    got = jax.eval_shape(variant.fn, variant.stored, *inputs)
+    if jax.tree.structure(got) == jax.tree.structure(exact_out) and all(
+            a.shape == b.shape for a, b in zip(jax.tree.leaves(got),
+                                               jax.tree.leaves(exact_out), strict=True)):
+        return
+    knob = next((k for k in afn.knobs if k.transform == "func_substitute"), afn.knobs[0])
+    raise knob.error(f"variant {dict(choice)} returns {_shapes(got)} but "
+                     f"'{afn.name}' returns {_shapes(exact_out)}")
+
+
+def _shapes(tree: Any) -> str:
+    return ", ".join(f"{a.dtype}{list(a.shape)}" for a in jax.tree.leaves(tree))
+
+
+def _float_dtype(weights: Any) -> Any:
+    for leaf in jax.tree.leaves(weights):
+        dt = np.asarray(leaf).dtype
+        if np.issubdtype(dt, np.floating) or dt == jnp.bfloat16:
+            return dt
+    return np.dtype(np.float32)
+
+
+def _precision_name(dtype: Any) -> str:
+    return next((name for name, dt in _DTYPES.items() if jnp.dtype(dt) == dtype), "f32")

@@ -1,0 +1,185 @@
+"""The results DB (SQLite): one row per evaluation, committed as it finishes.
+
+A killed tuner loses nothing but the evaluations in flight; `--resume` continues the latest
+run of the same program, and an identical configuration (same hash, same input set) is never
+run twice in a run: the UNIQUE constraint holds the tuner to it, `lookup()` reads it back.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import socket
+import sqlite3
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from approxcc import __version__
+from approxcc.tune.measure import Measurement
+from approxcc.tune.space import KnobConfig, canonical, config_hash
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+  id INTEGER PRIMARY KEY, started TEXT, program TEXT, source TEXT, seed INTEGER, mode TEXT,
+  budgets TEXT, options TEXT, versions TEXT, host TEXT, space TEXT,
+  baseline_tune REAL, baseline_eval REAL, noise REAL, roi INTEGER);
+CREATE TABLE IF NOT EXISTS golden (
+  run_id INTEGER, inputs TEXT, position INTEGER, path TEXT, output TEXT,
+  PRIMARY KEY (run_id, inputs, position));
+CREATE TABLE IF NOT EXISTS evaluations (
+  id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, finished TEXT, config TEXT,
+  config_hash TEXT, inputs TEXT, time_tune REAL, loss_tune REAL, time_eval REAL,
+  loss_eval REAL, status TEXT, reason TEXT, budget REAL, phase TEXT, mode TEXT,
+  seed INTEGER, versions TEXT, host TEXT,
+  UNIQUE (run_id, config_hash, inputs));
+"""
+
+
+def versions() -> dict[str, str]:
+    from importlib.metadata import version
+
+    return {"approxcc": __version__, "opentuner": version("opentuner"),
+            "python": platform.python_version()}
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    id: int
+    config: KnobConfig
+    hash: str
+    inputs: str          # "tune" | "eval"
+    time: float | None
+    loss: float | None
+    status: str
+    reason: str
+    budget: float | None
+    phase: str           # baseline | screening | search | validation
+    mode: str
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+@dataclass(frozen=True)
+class Run:
+    id: int
+    program: str
+    source: str
+    seed: int
+    mode: str
+    budgets: list[float]
+    options: dict[str, Any]
+    space: list[dict[str, Any]]
+    baseline_tune: float | None
+    baseline_eval: float | None
+    noise: float | None
+    roi: bool
+    versions: dict[str, str]
+    host: str
+
+
+class ResultsDB:
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+        self.conn.executescript(SCHEMA)
+        self.host = socket.gethostname()
+        self.versions = json.dumps(versions())
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- runs ------------------------------------------------------------------------------
+
+    def new_run(self, program: str, source: str, seed: int, mode: str, budgets: list[float],
+                options: dict[str, Any], space: list[dict[str, Any]]) -> int:
+        cur = self.conn.execute(
+            "INSERT INTO runs (started, program, source, seed, mode, budgets, options, versions,"
+            " host, space) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (datetime.now().isoformat(timespec="seconds"), program, source, seed, mode,
+             json.dumps(budgets), json.dumps(options), self.versions, self.host,
+             json.dumps(space)))
+        return int(cur.lastrowid or 0)
+
+    def latest_run(self, program: str | None = None) -> Run | None:
+        sql = "SELECT * FROM runs" + (" WHERE program = ?" if program else "") + \
+            " ORDER BY id DESC LIMIT 1"
+        row = self.conn.execute(sql, (program,) if program else ()).fetchone()
+        return _run(row) if row else None
+
+    def run(self, run_id: int) -> Run:
+        return _run(self.conn.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone())
+
+    def set_baseline(self, run_id: int, inputs: str, time: float, noise: float | None = None,
+                     roi: bool | None = None) -> None:
+        column = "baseline_tune" if inputs == "tune" else "baseline_eval"
+        self.conn.execute(f"UPDATE runs SET {column} = ? WHERE id = ?", (time, run_id))
+        if noise is not None:
+            self.conn.execute("UPDATE runs SET noise = ?, roi = ? WHERE id = ?",
+                              (noise, int(bool(roi)), run_id))
+
+    def set_golden(self, run_id: int, inputs: str, paths: list[str], outputs: list[str]) -> None:
+        with self.conn:
+            self.conn.execute("BEGIN")
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO golden VALUES (?,?,?,?,?)",
+                [(run_id, inputs, i, p, o) for i, (p, o) in enumerate(zip(paths, outputs,
+                                                                          strict=True))])
+
+    def golden(self, run_id: int, inputs: str, paths: list[str]) -> list[str] | None:
+        rows = self.conn.execute("SELECT path, output FROM golden WHERE run_id = ? AND inputs = ?"
+                                 " ORDER BY position", (run_id, inputs)).fetchall()
+        if [r[0] for r in rows] != paths:
+            return None
+        return [r[1] for r in rows]
+
+    # -- evaluations -----------------------------------------------------------------------
+
+    def record(self, run_id: int, config: KnobConfig, inputs: str, m: Measurement, *,
+               budget: float | None, phase: str, mode: str, seed: int) -> Evaluation:
+        config = canonical(config)
+        h = config_hash(config)
+        times = (m.time, None) if inputs == "tune" else (None, m.time)
+        losses = (m.loss, None) if inputs == "tune" else (None, m.loss)
+        cur = self.conn.execute(
+            "INSERT INTO evaluations (run_id, finished, config, config_hash, inputs, time_tune,"
+            " loss_tune, time_eval, loss_eval, status, reason, budget, phase, mode, seed,"
+            " versions, host) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (run_id, datetime.now().isoformat(timespec="milliseconds"), json.dumps(config), h,
+             inputs, times[0], losses[0], times[1], losses[1], m.status, m.reason, budget,
+             phase, mode, seed, self.versions, self.host))
+        return Evaluation(int(cur.lastrowid or 0), config, h, inputs, m.time, m.loss, m.status,
+                          m.reason, budget, phase, mode)
+
+    def lookup(self, run_id: int, config: KnobConfig, inputs: str) -> Evaluation | None:
+        row = self.conn.execute(_SELECT + " WHERE run_id = ? AND config_hash = ? AND inputs = ?",
+                                (run_id, config_hash(config), inputs)).fetchone()
+        return _evaluation(row) if row else None
+
+    def evaluations(self, run_id: int, inputs: str | None = None) -> list[Evaluation]:
+        sql = _SELECT + " WHERE run_id = ?" + (" AND inputs = ?" if inputs else "") + \
+            " ORDER BY id"
+        return [_evaluation(r) for r in self.conn.execute(sql, (run_id, inputs) if inputs
+                                                          else (run_id,))]
+
+
+_SELECT = ("SELECT id, config, config_hash, inputs, COALESCE(time_tune, time_eval),"
+           " COALESCE(loss_tune, loss_eval), status, reason, budget, phase, mode"
+           " FROM evaluations")
+
+
+def _run(row: tuple) -> Run:
+    (rid, _, prog, source, seed, mode, budgets, options, vers, host, space, bt, be, noise,
+     roi) = row
+    return Run(rid, prog, source, seed, mode, json.loads(budgets), json.loads(options),
+               json.loads(space), bt, be, noise, bool(roi), json.loads(vers), host)
+
+
+def _evaluation(row: tuple) -> Evaluation:
+    (eid, config, h, inputs, time, loss, status, reason, budget, phase, mode) = row
+    return Evaluation(eid, json.loads(config), h, inputs, time, loss, status, reason or "",
+                      budget, phase, mode)

@@ -1,0 +1,108 @@
+"""Measuring one configuration on a set of inputs.
+
+Every run happens in a fresh working folder (parallel evaluations never share files) with
+`APPROX_CONFIG` naming the configuration and `APPROX_ROI_FILE` collecting the program's
+region-of-interest time. Per input: the median of `repeats` runs; per configuration: the sum
+over the inputs. The exact configuration's outputs are the golden outputs.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import statistics
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from approxcc.diagnostics import CompileError
+from approxcc.tune.application import Application, RunFailed
+from approxcc.tune.space import KnobConfig
+
+OK, FAILED = "ok", "failed"
+MIN_TIMEOUT = 1.0   # seconds: a loaded machine must not turn a slow run into a "hang"
+
+
+@dataclass(frozen=True)
+class Measurement:
+    status: str                 # "ok" | "failed"
+    time: float | None = None   # seconds, summed over the inputs
+    loss: float | None = None
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Baseline:
+    outputs: list[str]          # golden outputs, one per input
+    time: float                 # seconds, summed over the inputs (median of repeats)
+    noise: float                # relative spread (max - min) / median of the repeats' totals
+    walls: list[float]          # per input, the slowest wall time (for the default timeout)
+    roi: bool                   # the program reports a region of interest
+
+
+def config_document(app: Application, knobs: KnobConfig) -> dict:
+    return {"approxcc": "1", "program": app.name, "knobs": knobs}
+
+
+class Measurer:
+    def __init__(self, app: Application, workdir: Path, repeats: int = 1):
+        self.app = app
+        self.workdir = workdir
+        self.repeats = max(1, repeats)
+        self.timeout = 60.0
+
+    def _folder(self) -> Path:
+        (self.workdir / "runs").mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix="eval-", dir=self.workdir / "runs"))
+
+    def _run_all(self, inputs: list[str], config: Path | None, repeats: int,
+                 timeout: float) -> tuple[list[str], list[list[float]], list[list[float]], bool]:
+        """Outputs (first repeat), times and wall times per input and repeat."""
+        outputs, times, walls, roi = [], [], [], True
+        for inp in inputs:
+            ts, ws = [], []
+            for r in range(repeats):
+                folder = self._folder()
+                try:
+                    res = self.app.run(inp, config, folder, timeout)
+                finally:
+                    shutil.rmtree(folder, ignore_errors=True)
+                if r == 0:
+                    outputs.append(res.output)
+                ts.append(res.time)
+                ws.append(res.wall)
+                roi = roi and res.roi
+            times.append(ts)
+            walls.append(ws)
+        return outputs, times, walls, roi
+
+    def baseline(self, inputs: list[str]) -> Baseline:
+        """The exact configuration (APPROX_CONFIG unset): golden outputs, time and noise."""
+        repeats = max(3, self.repeats)
+        try:
+            outputs, times, walls, roi = self._run_all(inputs, None, repeats, 600.0)
+        except RunFailed as err:
+            raise CompileError(f"the exact program fails on its inputs: {err}") from None
+        totals = [sum(ts[r] for ts in times) for r in range(repeats)]
+        median = statistics.median(totals)
+        return Baseline(outputs, sum(statistics.median(ts) for ts in times),
+                        (max(totals) - min(totals)) / median if median else 0.0,
+                        [max(ws) for ws in walls], roi)
+
+    def measure(self, knobs: KnobConfig, inputs: list[str], golden: list[str]) -> Measurement:
+        folder = self._folder()
+        config = folder / "config.json"
+        config.write_text(json.dumps(config_document(self.app, knobs)))
+        try:
+            outputs, times, _, _ = self._run_all(inputs, config, self.repeats, self.timeout)
+        except RunFailed as err:
+            return Measurement(FAILED, reason=str(err))
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        try:
+            loss = self.app.loss(golden, outputs)
+        except (CompileError, ValueError) as err:
+            return Measurement(FAILED, reason=f"garbage output: {err}")
+        if not 0.0 <= loss <= 1.0:
+            return Measurement(FAILED, reason=f"garbage output: loss {loss!r}")
+        return Measurement(OK, sum(statistics.median(ts) for ts in times), loss)

@@ -1,0 +1,57 @@
+"""The first pass: every knob alone (all others exact) at each of its values.
+
+Its results seed every search (OpenTuner seed configurations), and a value whose loss alone
+already breaks a budget, or that fails alone, is pruned from that budget's space: in a
+search where the other knobs only add error, it cannot be part of a good configuration.
+"""
+
+from __future__ import annotations
+
+from approxcc.tune.db import Evaluation
+from approxcc.tune.space import KnobConfig, KnobSpace, canonical
+
+MAX_VALUES = 8   # per knob; larger domains are sampled evenly (both ends kept)
+
+
+def screening_configs(space: KnobSpace) -> list[KnobConfig]:
+    configs = []
+    for k in space.knobs:
+        values = [v for v in k.values if v != k.exact]
+        if len(values) > MAX_VALUES:
+            step = (len(values) - 1) / (MAX_VALUES - 1)
+            values = [values[round(i * step)] for i in range(MAX_VALUES)]
+        for v in values:
+            configs.append(canonical(space.exact_config() | {k.name: {"value": v}}))
+    return configs
+
+
+def _alone(space: KnobSpace, e: Evaluation) -> tuple[str, int] | None:
+    """(knob, value) when `e` is a screening configuration: one knob off its exact value."""
+    off = [(name, entry["value"]) for name, entry in e.config.items()
+           if "value" in entry and entry["value"] != space[name].exact]
+    dynamic = any("decisions" in entry for entry in e.config.values())
+    return off[0] if len(off) == 1 and not dynamic else None
+
+
+def pruned_space(space: KnobSpace, results: list[Evaluation], budget: float) -> KnobSpace:
+    """`space` without the values that fail or exceed `budget` alone."""
+    bad: dict[str, set[int]] = {}
+    for e in results:
+        single = _alone(space, e)
+        if single and (not e.ok or (e.loss is not None and e.loss > budget)):
+            bad.setdefault(single[0], set()).add(single[1])
+    return space.restrict({k.name: [v for v in k.values if v not in bad.get(k.name, set())]
+                           for k in space.knobs})
+
+
+def seeds(space: KnobSpace, results: list[Evaluation], budget: float) -> list[KnobConfig]:
+    """Seed configurations for one budget: the screening points within it, fastest first,
+    and their combination (each knob at its fastest value that met the budget alone)."""
+    good = sorted((e for e in results if e.ok and e.loss is not None and e.loss <= budget
+                   and _alone(space, e)), key=lambda e: e.time or 0.0)
+    combined = space.exact_config()
+    for e in reversed(good):   # the fastest value per knob wins
+        name, value = _alone(space, e) or ("", 0)
+        combined[name] = {"value": value}
+    out = [canonical(combined)] if good else []
+    return out + [e.config for e in good if e.config not in out]

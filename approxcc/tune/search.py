@@ -1,0 +1,151 @@
+"""One OpenTuner search: a knob space, a mode and one QoS budget.
+
+OpenTuner runs as a library (`opentuner.api.TuningRunManager`): the tuner asks for
+configurations, measures them however it likes (in parallel, from a cache) and reports
+results back. The objective is `ThresholdAccuracyMinimizeTime(1 - budget)`: the fastest
+configuration whose accuracy (1 - loss) meets the budget. OpenTuner has no seed: `random`
+and `numpy.random` are seeded before each search, so identical measurements give an
+identical search. Its own SQLite DB lives in the work folder (the results DB is separate).
+
+The technique is OpenTuner's default ensemble (AUCBanditMetaTechniqueA) with one change:
+its differential evolution picks parents from `set(population)`, whose order follows memory
+addresses; `_OrderedDifferentialEvolution` picks them in population order, which makes the
+ensemble deterministic under a seed.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import warnings
+from pathlib import Path
+from typing import Any
+
+from approxcc.tune.space import Encoding, KnobConfig, KnobSpace
+
+FAILED_TIME = 1e9   # what OpenTuner is told about a failed configuration
+
+
+def _quiet_opentuner() -> None:
+    import opentuner.tuningrunmain
+
+    opentuner.tuningrunmain.init_logging = lambda: None   # no ./opentuner.log, no root logger
+    logging.getLogger("opentuner").setLevel(logging.CRITICAL)
+    warnings.filterwarnings("ignore", module=r"opentuner(\..*)?")
+    warnings.filterwarnings("ignore", module=r"sqlalchemy(\..*)?")
+
+
+TECHNIQUE = "approxcc-bandit"
+
+
+def _register_technique() -> None:
+    from opentuner.search import technique
+    from opentuner.search.bandittechniques import AUCBanditMetaTechnique
+    from opentuner.search.differentialevolution import DifferentialEvolutionAlt, PopulationMember
+    from opentuner.search.evolutionarytechniques import (
+        NormalGreedyMutation,
+        UniformGreedyMutation,
+    )
+    from opentuner.search.simplextechniques import RandomNelderMead
+
+    if any(t.name == TECHNIQUE for t in technique.all_techniques()[0]):
+        return
+
+    class _OrderedDifferentialEvolution(DifferentialEvolutionAlt):
+        def create_new_configuration(self, parent_pop_member: Any) -> Any:
+            cfg = self.manipulator.copy(parent_pop_member.config.data)
+            cfg_params = self.manipulator.proxy(cfg)
+            others = [m for m in self.population if m is not parent_pop_member]
+            if self.driver.best_result:
+                others += [PopulationMember(self.driver.best_result.configuration)] * \
+                    self.information_sharing
+            random.shuffle(others)
+            x1, x2, x3 = (m.config.data for m in others[:3])
+            use_f = random.random() / 2.0 + 0.5
+            params = self.manipulator.param_names(cfg, x1, x2, x3)
+            random.shuffle(params)
+            for i, k in enumerate(params):
+                if i < self.n_cross or random.random() < self.cr:
+                    cfg_params[k].op4_set_linear(x1, x2, x3, 1.0, use_f, -use_f)
+            return cfg
+
+    technique.register(AUCBanditMetaTechnique([
+        _OrderedDifferentialEvolution(name="ordered-de"),
+        UniformGreedyMutation(),
+        NormalGreedyMutation(mutation_rate=0.3),
+        RandomNelderMead(),
+    ], name=TECHNIQUE))
+
+
+class Search:
+    """Ask/tell around one `TuningRunManager`."""
+
+    def __init__(self, space: KnobSpace, mode: str, budget: float, *, seed: int,
+                 database: Path, parallelism: int, seeds: list[KnobConfig], label: str):
+        import numpy
+        from opentuner import api, default_argparser
+        from opentuner.measurement import MeasurementInterface
+        from opentuner.measurement.inputmanager import FixedInputManager
+        from opentuner.search.manipulator import ConfigurationManipulator
+        from opentuner.search.objective import ThresholdAccuracyMinimizeTime
+
+        _quiet_opentuner()
+        _register_technique()
+        self.encoding = Encoding(space, mode)
+        params = self.encoding.parameters()
+        self.empty = not params
+        if self.empty:
+            return
+        manipulator = ConfigurationManipulator()
+        for p in params:
+            manipulator.add_parameter(p)
+        names = {p.name for p in params}
+        seed_data = []
+        for cfg in seeds:
+            data = self.encoding.encode(cfg)
+            if data is not None:
+                seed_data.append({k: v for k, v in data.items() if k in names})
+        seed_data.reverse()   # OpenTuner pops seeds from the end: keep the given order
+        random.seed(seed)
+        numpy.random.seed(seed % 2**32)
+        args = default_argparser().parse_args([])
+        args.database = f"sqlite:///{database}"
+        args.parallelism = max(1, parallelism)
+        args.label = label
+        args.no_dups = True
+        args.technique = [TECHNIQUE]
+
+        class Interface(MeasurementInterface):
+            def seed_configurations(self) -> list[dict[str, Any]]:
+                return seed_data
+
+            def run(self, desired_result: Any, input: Any, limit: Any) -> Any:
+                raise RuntimeError("measured by approxcc, never by OpenTuner")
+
+        interface = Interface(args=args, manipulator=manipulator, project_name="approxcc",
+                              program_name=label, program_version="1",
+                              objective=ThresholdAccuracyMinimizeTime(1.0 - budget),
+                              input_manager=FixedInputManager())
+        self.manager = api.TuningRunManager(interface, args)
+
+    def ask(self) -> tuple[Any, KnobConfig] | None:
+        """The next configuration to measure, or None when OpenTuner needs results first."""
+        if self.empty:
+            return None
+        dr = self.manager.get_next_desired_result()
+        if dr is None:
+            return None
+        return dr, self.encoding.decode(dr.configuration.data)
+
+    def tell(self, handle: Any, time: float | None, loss: float | None) -> None:
+        from opentuner.resultsdb.models import Result
+
+        if time is None or loss is None:
+            result = Result(state="ERROR", time=FAILED_TIME, accuracy=0.0)
+        else:
+            result = Result(time=time, accuracy=1.0 - loss)
+        self.manager.report_result(handle, result)
+
+    def close(self) -> None:
+        if not self.empty and self.manager.get_best_result() is not None:
+            self.manager.finish()

@@ -1,0 +1,354 @@
+"""The JAX frontend and IREE variants: decorators, transforms, `approxcc build model.py`,
+and the runtime, through the real toolchain (jax.export → iree-compile → iree.runtime)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import jax
+import numpy as np
+import pytest
+
+from approxcc import AnnotationError, approx
+from approxcc.diagnostics import CompileError
+from approxcc.ml.build import Manifest, _import, build_model
+from approxcc.ml.runtime import Program, load
+from approxcc.ml.transforms import exact_value, make_variant
+
+ROOT = Path(__file__).resolve().parents[1]
+DECODER = ROOT / "examples" / "ml" / "tiny_decoder.py"
+GALLERY = ROOT / "examples" / "ml" / "knob_gallery.py"
+
+
+@pytest.fixture(scope="session")
+def decoder(tmp_path_factory: pytest.TempPathFactory) -> tuple[ModuleType, Manifest]:
+    manifest = build_model(DECODER, tmp_path_factory.mktemp("decoder"), ["cpu"])
+    return sys.modules["approxcc_model_tiny_decoder"], manifest
+
+
+@pytest.fixture(scope="session")
+def gallery(tmp_path_factory: pytest.TempPathFactory) -> tuple[ModuleType, Manifest]:
+    manifest = build_model(GALLERY, tmp_path_factory.mktemp("gallery"), ["cpu"])
+    return sys.modules["approxcc_model_knob_gallery"], manifest
+
+
+def _static(choice: dict[str, int | None]) -> dict[str, Any]:
+    return {"approxcc": "1",
+            "knobs": {k: {"value": v} for k, v in choice.items() if v is not None}}
+
+
+def _tolerance(module: ModuleType, fn: str, choice: dict[str, int | None]) -> float:
+    """Absolute tolerance (relative to the output's magnitude) of IREE vs JAX."""
+    afn = getattr(module, fn).__approx__
+    labels = {k.transform: k.label(choice[k.name]) for k in afn.knobs
+              if choice[k.name] is not None}
+    if labels.get("precision") == "bf16":
+        return 3e-2
+    if labels.get("precision") == "f16" or labels.get("quantize") == "w8a8":
+        return 1e-2
+    return 1e-5
+
+
+def _check_all_variants(module: ModuleType, manifest: Manifest) -> int:
+    prog = load(manifest.path)
+    checked = 0
+    for fn, entry in manifest.functions.items():
+        afn = getattr(module, fn).__approx__
+        weights, *inputs = module.APPROX_EXAMPLE_ARGS[fn]
+        for variant in entry["variants"]:
+            v = make_variant(afn, weights, inputs, variant["choice"])
+            ref = jax.tree.leaves(jax.jit(v.fn)(v.stored, *inputs))
+            prog.configure(_static(variant["choice"]))
+            got = getattr(prog, fn)(*inputs)
+            assert getattr(prog, fn).last_variant == variant["id"]
+            got = list(got) if isinstance(got, tuple) else [got]
+            for r, g in zip(ref, got, strict=True):
+                r = np.asarray(r)
+                assert g.shape == r.shape and g.dtype == r.dtype
+                scale = max(1.0, float(np.abs(r).max()))
+                tol = _tolerance(module, fn, variant["choice"]) * scale
+                assert np.abs(g - r).max() <= tol, (fn, variant["choice"])
+            checked += 1
+    return checked
+
+
+def test_decorated_function_is_exact() -> None:
+    sys.path.insert(0, str(DECODER.parent))
+    try:
+        import knob_gallery as g
+        import tiny_decoder as td
+    finally:
+        sys.path.remove(str(DECODER.parent))
+    w, tokens, pos = td.APPROX_EXAMPLE_ARGS["decode_step"]
+    np.testing.assert_array_equal(td.decode_step(w, tokens, pos), td.forward(w, tokens, pos))
+    np.testing.assert_array_equal(g.mlp_quant(g.MLP_PARAMS, g.X), g.mlp(g.MLP_PARAMS, g.X))
+    assert td.decode_step.__name__ == "decode_step"
+    assert [k.name for k in td.decode_step.__approx__.knobs] == \
+        ["llm", "llm_precision", "llm_quant"]
+
+
+def test_decoder_variants_match_jax(decoder: tuple[ModuleType, Manifest]) -> None:
+    module, manifest = decoder
+    # 2 (func_substitute) x 2 (precision) x 2 (quantize) stacked knobs
+    assert _check_all_variants(module, manifest) == 8
+
+
+def test_gallery_variants_match_jax(gallery: tuple[ModuleType, Manifest]) -> None:
+    module, manifest = gallery
+    assert _check_all_variants(module, manifest) == 15
+
+
+def test_exact_variant_matches_undecorated(decoder: tuple[ModuleType, Manifest]) -> None:
+    module, manifest = decoder
+    w, tokens, pos = module.APPROX_EXAMPLE_ARGS["decode_step"]
+    got = load(manifest.path).decode_step(tokens, pos)
+    np.testing.assert_allclose(got, module.forward(w, tokens, pos), rtol=1e-5, atol=1e-5)
+
+
+def test_transform_semantics(gallery: tuple[ModuleType, Manifest]) -> None:
+    g, manifest = gallery
+    prog = load(manifest.path)
+    x = g.X
+    # task_skipping on a list of layers: 1 = early exit after 3 layers, (0, 2) = those skipped
+    layers = g.LIST_PARAMS["layers"]
+    for value, kept in [(1, layers[:3]), (2, [layers[1], layers[3]])]:
+        prog.configure({"knobs": {"list_skip": {"value": value}}})
+        want = g.mlp_list({**g.LIST_PARAMS, "layers": kept}, x)
+        np.testing.assert_allclose(prog.skip_layers(x), want, rtol=1e-5, atol=1e-5)
+    # loop_perforate on a scan: layers 0 and 3 of 6 run; ys repeat the last executed layer
+    prog.configure({"knobs": {"scan_perforate": {"value": 3}}})
+    out, means = prog.scan_layers(x)
+    stacked = g.STACKED_PARAMS["layers"]["w"]
+    want_out, want_means = g.scan_layers({**g.STACKED_PARAMS, "layers": {"w": stacked[::3]}}, x)
+    np.testing.assert_allclose(out, want_out, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(means, np.repeat(np.asarray(want_means), 3), rtol=1e-5,
+                               atol=1e-6)
+    # loop_perforate on fori_loop(0, 8): v = 4 runs the first 2 iterations
+    prog.configure({"knobs": {"fori_perforate": {"value": 4}}})
+    v = x
+    for _ in range(2):
+        v = v @ g.POWER_PARAMS["a"]
+        v = v / np.linalg.norm(v, axis=-1, keepdims=True)
+    np.testing.assert_allclose(prog.power_iteration(x), v, rtol=1e-4, atol=1e-5)
+    # quantised weights really are stored as int8 (int4: packed pairs) in the variant
+    quant = manifest.functions["mlp_quant"]
+    dtypes = {v["choice"]["quant"]: [a["dtype"] for a in v["weight_args"]]
+              for v in quant["variants"]}
+    assert dtypes[0] == ["float32"] * 3 and dtypes[2].count("int8") == 2
+    w1 = next(a for a in quant["variants"][2]["weight_args"] if a["dtype"] == "int8")
+    assert w1["shape"] in ([32, 128], [64, 64])                 # 64 rows packed in pairs
+
+
+def test_knob_without_an_exact_value() -> None:
+    @approx.knob("p", transform="precision", values=["bf16"])
+    def f(params: Any, x: Any) -> Any:
+        return x @ params["w"]
+
+    afn = f.__approx__
+    w, x = {"w": np.eye(4, dtype=np.float32)}, np.ones((1, 4), np.float32)
+    assert exact_value(afn.knobs[0], w) is None          # only an absent knob is exact
+    exact = make_variant(afn, w, [x], {"p": None})
+    assert exact.stored[0].dtype == np.float32
+    np.testing.assert_array_equal(exact.fn(exact.stored, x), x)
+    bf16 = make_variant(afn, w, [x], {"p": 0})
+    assert bf16.stored[0].dtype.name == "bfloat16"
+
+
+def test_runtime_switches_variant_with_state(decoder: tuple[ModuleType, Manifest]) -> None:
+    module, manifest = decoder
+    w, tokens, pos = module.APPROX_EXAMPLE_ARGS["decode_step"]
+    score = {"value": 10.0}
+    approx.register_state("retrieval_score", lambda *inputs: score["value"])
+    prog = load(manifest.path, config={
+        "approxcc": "1", "program": "tiny_decoder",
+        "knobs": {"llm": {"thresholds": [50], "decisions": [0, 1]}}})
+    step = prog.decode_step
+    exact = step(tokens, pos)
+    assert step.choice(tokens, pos)["llm"] == 0
+    np.testing.assert_allclose(exact, module.forward(w, tokens, pos), rtol=1e-5, atol=1e-5)
+    score["value"] = 90.0
+    small = step(tokens, pos)
+    assert step.choice(tokens, pos)["llm"] == 1
+    np.testing.assert_allclose(small, module.forward(module.SMALL_PARAMS, tokens, pos),
+                               rtol=1e-5, atol=1e-5)
+    score["value"] = 50.0                  # a state equal to a threshold takes the upper leaf
+    assert step.choice(tokens, pos)["llm"] == 1
+    # weights stay resident: the same device arrays serve every later call
+    resident = [id(a) for a in step._loaded[step.last_variant].weights]
+    step(tokens, pos)
+    assert [id(a) for a in step._loaded[step.last_variant].weights] == resident
+    assert len(prog._weights) == 2
+    # `states=` overrides the registry
+    other = load(manifest.path, config={"knobs": {"llm": {"thresholds": [50],
+                                                          "decisions": [1, 0]}}},
+                 states={"retrieval_score": lambda *inputs: 0.0})
+    assert other.decode_step.choice(tokens, pos)["llm"] == 1
+
+
+def test_runtime_config_errors(decoder: tuple[ModuleType, Manifest]) -> None:
+    _, manifest = decoder
+    prog = load(manifest.path)
+    cases = [
+        ({"nope": {"value": 1}}, "knob 'nope': unknown knob"),
+        ({"llm_quant": {"value": 7}}, "knob 'llm_quant': value 7 is outside its domain"),
+        ({"llm_quant": {"thresholds": [1], "decisions": [0, 1]}},
+         "knob 'llm_quant': a static knob takes"),
+        ({"llm": {"thresholds": [1, 2], "decisions": [0, 1, 1]}},
+         "knob 'llm': expected 1 threshold(s), got 2"),
+    ]
+    for knobs, message in cases:
+        with pytest.raises(CompileError, match=message.replace("(", r"\(").replace(")", r"\)")):
+            prog.configure({"knobs": knobs})
+    prog.configure({"knobs": {"nope": {"value": 1}}}, strict=False)    # a C knob: ignored
+    with pytest.raises(ValueError, match="input 0 has shape"):
+        prog.decode_step(np.zeros((1, 3), np.int32), np.int32(0))
+
+
+def test_gpu_targets_compile(tmp_path: Path) -> None:
+    model = tmp_path / "gpu_model.py"
+    model.write_text(textwrap.dedent("""
+        import numpy as np
+        from approxcc import approx
+
+        @approx.knob("p", transform="precision", values=["f32", "f16"])
+        def affine(params, x):
+            return x @ params["w"] + params["b"]
+
+        APPROX_EXAMPLE_ARGS = {"affine": ({"w": np.ones((16, 8), np.float32),
+                                           "b": np.zeros(8, np.float32)},
+                                          np.ones((2, 16), np.float32))}
+        """))
+    manifest = build_model(model, tmp_path / "out", ["cpu", "cuda", "rocm"])
+    for variant in manifest.functions["affine"]["variants"]:
+        assert set(variant["vmfb"]) == {"cpu", "cuda", "rocm"}
+        for path in variant["vmfb"].values():
+            assert (tmp_path / "out" / path).stat().st_size > 1000
+    prog = Program(manifest, None, "auto", None, True)
+    assert prog.affine(np.ones((2, 16), np.float32)).tolist() == [[16.0] * 8] * 2
+
+
+def _error_of(make: Callable[[], Any]) -> str:
+    with pytest.raises(AnnotationError) as info:
+        make()
+    return str(info.value)
+
+
+def test_annotation_errors_name_file_and_line() -> None:
+    def small(params: Any) -> Any:
+        return params
+
+    def unknown_transform() -> None:
+        @approx.knob("k", transform="unroll")
+        def f(params: Any, x: Any) -> Any:
+            return x
+
+    def wrong_signature() -> None:
+        @approx.knob("k", transform="func_substitute", variants=[small])
+        def f(params: Any, x: Any) -> Any:
+            return x
+
+    def duplicate() -> None:
+        @approx.knob("k", transform="precision", values=["f32", "bf16"])
+        @approx.knob("k", transform="quantize", values=["none", "int8"])
+        def f(params: Any, x: Any) -> Any:
+            return x
+
+    cases = [
+        (unknown_transform, "knob 'k': unknown transform 'unroll' (expected one of "
+                            "func_substitute, precision, quantize, task_skipping, "
+                            "loop_perforate)"),
+        (wrong_signature, "knob 'k': variant 'small(params: 'Any') -> 'Any'' does not have "
+                          "the signature of 'f(params: 'Any', x: 'Any') -> 'Any''"),
+        (duplicate, "duplicate knob name 'k' on 'f'"),
+    ]
+    for make, message in cases:
+        line = make.__code__.co_firstlineno + 1          # the (first) decorator's line
+        assert _error_of(make) == f"{__file__}:{line}:10: error: {message}"
+
+    bad = [
+        (lambda: approx.knob("k", transform="precision", values=[]), "values is empty"),
+        (lambda: approx.knob("k", transform="precision", values=["f8"]),
+         "precision value 'f8' is not one of f32, bf16, f16"),
+        (lambda: approx.knob("k", transform="quantize", values=["int3"]), "'int3' is not"),
+        (lambda: approx.knob("k", transform="loop_perforate", values=[0, 2]), "must be an"),
+        (lambda: approx.knob("k", transform="task_skipping", values=[(1, 1)]), "distinct"),
+        (lambda: approx.knob("k", transform="precision", variants=[small]),
+         "variants=... belongs to func_substitute"),
+        (lambda: approx.knob("k", transform="precision", thresholds=2),
+         "thresholds= and range= need state="),
+        (lambda: approx.knob("k", transform="precision", state=approx.state("s"),
+                             range=(5, 1)), "range must be (lo, hi) with lo < hi"),
+        (lambda: approx.knob("k", transform="func_substitute", variants=[small], values=[3]),
+         "values must be distinct integers in 0..1"),
+        (lambda: approx.knob("2k", transform="precision"), "knob name must be an identifier"),
+        (lambda: approx.knob("k", transform="precision")(42), "must decorate a function"),
+    ]
+    for make, message in bad:
+        text = _error_of(make)
+        assert text.startswith(f"{__file__}:") and ": error: " in text and message in text
+
+
+@pytest.mark.parametrize("source, line, message", [
+    ("""
+     @approx.knob("k", transform="precision", values=["f32", "bf16"])
+     def f(params, x):
+         return x
+     """, 3, "no example arguments for 'f'"),
+    ("""
+     @approx.knob("k", transform="task_skipping", values=[0, 1])
+     def f(params, x):
+         return x @ params["w"]
+     APPROX_EXAMPLE_ARGS = {"f": ({"w": np.ones((4, 4), np.float32)},
+                                  np.ones((1, 4), np.float32))}
+     """, 3, "knob 'k': task_skipping needs the weights (argument 0) to be a dict"),
+    ("""
+     @approx.knob("k", transform="loop_perforate", values=[1, 2])
+     def f(params, x):
+         return x @ params["w"]
+     APPROX_EXAMPLE_ARGS = {"f": ({"w": np.ones((4, 4), np.float32)},
+                                  np.ones((1, 4), np.float32))}
+     """, 3, "knob 'k': loop_perforate: the function has no lax.scan"),
+    ("""
+     @approx.knob("k", transform="task_skipping", values=[0, 2])
+     def f(params, x):
+         for w in params["layers"]:
+             x = x @ w
+         return x
+     APPROX_EXAMPLE_ARGS = {"f": ({"layers": [np.ones((4, 4), np.float32)] * 2},
+                                  np.ones((1, 4), np.float32))}
+     """, 3, "knob 'k': cannot skip layers [0, 1] of a 2-layer model"),
+])
+def test_build_errors(tmp_path: Path, source: str, line: int, message: str) -> None:
+    model = tmp_path / "bad_model.py"
+    model.write_text("import numpy as np\nfrom approxcc import approx\n"
+                     + textwrap.dedent(source).lstrip("\n"))
+    with pytest.raises(AnnotationError) as info:
+        build_model(model, tmp_path / "out")
+    assert str(info.value).startswith(f"{model}:{line}:")
+    assert message in str(info.value)
+    # the command line prints the same diagnostic and exits with status 1
+    proc = subprocess.run([sys.executable, "-m", "approxcc.ml.build", str(model),
+                           "-o", str(tmp_path / "out")], capture_output=True, text=True,
+                          cwd=ROOT)
+    assert proc.returncode == 1 and proc.stderr.startswith(f"{model}:{line}:")
+    assert "Traceback" not in proc.stderr
+
+
+def test_importing_approxcc_does_not_import_jax() -> None:
+    code = ("import sys; from approxcc import approx, AnnotationError; "
+            "approx.state('s'); assert 'jax' not in sys.modules, 'jax imported'")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_user_module_import_is_isolated(tmp_path: Path) -> None:
+    model = tmp_path / "plain.py"
+    model.write_text("VALUE = 3\n")
+    assert _import(model).VALUE == 3
+    with pytest.raises(CompileError, match="no function decorated"):
+        build_model(model, tmp_path / "out")

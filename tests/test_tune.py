@@ -1,0 +1,289 @@
+"""`approxcc tune` end to end: real builds, real OpenTuner, a few seconds of tuning each."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from approxcc.tune import Application, RunFailed, RunResult, TuneOptions, tune
+from approxcc.tune.pareto import dominated, front, hypervolume
+from approxcc.tune.qos import metric
+from approxcc.tune.space import Encoding, Knob, KnobSpace
+
+ROOT = Path(__file__).resolve().parents[1]
+APPROXCC = str(Path(sys.executable).parent / "approxcc")
+EXAMPLE = ROOT / "examples" / "tune"
+BUDGETS = (0.01, 0.02)
+
+
+def approxcc(*args: str, cwd: Path = ROOT, check: bool = True) -> subprocess.CompletedProcess:
+    return subprocess.run([APPROXCC, *args], cwd=cwd, capture_output=True, text=True,
+                          check=check)
+
+
+def rows(db: Path, where: str = "1") -> list[tuple]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute("SELECT id, config_hash, inputs, status, reason, phase, time_tune,"
+                            " loss_tune, seed, versions, host FROM evaluations WHERE "
+                            f"{where} ORDER BY id").fetchall()
+
+
+def small_example(tmp: Path, evals: int = 5) -> Path:
+    """The example with fewer eval inputs (the resume test measures, it does not validate)."""
+    dst = tmp / "example"
+    shutil.copytree(EXAMPLE, dst, ignore=shutil.ignore_patterns("tuned"))
+    for extra in sorted((dst / "inputs" / "eval").iterdir())[evals:]:
+        extra.unlink()
+    return dst
+
+
+@pytest.fixture(scope="module")
+def tuned(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("tuned")
+    approxcc("tune", str(EXAMPLE), "--qos-budget", ",".join(f"{b:.0%}" for b in BUDGETS),
+             "--max-evals", "24", "--seed", "1", "--out", str(out))
+    return out
+
+
+def test_every_budget_is_met_on_the_tuning_inputs(tuned: Path) -> None:
+    for budget in BUDGETS:
+        config = json.loads((tuned / f"{budget * 100:g}pct.json").read_text())
+        assert config["program"] == "smooth"
+        assert config["qos"]["loss_tune"] <= budget
+        assert config["qos"]["loss_eval"] is not None
+        assert config["provenance"]["seed"] == 1 and config["provenance"]["versions"]
+    loose = json.loads((tuned / "2pct.json").read_text())
+    assert loose["speedup"]["tune"] > 1.0 and loose["speedup"]["eval"] > 1.0
+    assert (tuned / "pareto.png").stat().st_size > 10_000
+
+
+def test_front_is_non_dominated(tuned: Path) -> None:
+    points = [(t, loss) for _, _, _, status, _, _, t, loss, *_ in rows(tuned / "results.db")
+              if status == "ok" and t is not None]
+    pareto = front(points, key=lambda p: p)
+    assert pareto and not any(dominated(p, q) for p in pareto for q in points)
+    assert all(any(dominated(p, q) for q in pareto) for p in points if p not in pareto)
+
+
+def test_db_holds_every_evaluation(tuned: Path) -> None:
+    evaluations = rows(tuned / "results.db")
+    phases = {r[5] for r in evaluations}
+    assert {"baseline", "screening", "search", "validation"} <= phases
+    assert len([r for r in evaluations if r[5] == "screening"]) == 8   # 5 + 1 + 2 values
+    assert len([r for r in evaluations if r[5] in ("screening", "search")]) <= 24
+    assert len({(r[1], r[2]) for r in evaluations}) == len(evaluations)   # none ran twice
+    assert all(r[8] == 1 and json.loads(r[9])["opentuner"] and r[10] for r in evaluations)
+
+
+def test_tuned_config_builds_and_prints_what_the_tunable_binary_printed(tuned: Path,
+                                                                        tmp_path: Path) -> None:
+    config = tuned / "2pct.json"
+    subprocess.run(["cc", "-O2", "-c", str(EXAMPLE / "state.c"), "-o", "state.o"],
+                   cwd=tmp_path, check=True)
+    approxcc("build", str(EXAMPLE / "smooth.c"), "state.o", "--config", str(config),
+             "-o", "release", cwd=tmp_path)
+    first = sorted((EXAMPLE / "inputs" / "tune").iterdir())[0]
+    release = subprocess.run([str(tmp_path / "release"), str(first)], capture_output=True,
+                             text=True, check=True).stdout
+    tunable = subprocess.run([str(tuned / "work" / "build" / "smooth.tunable"), str(first)],
+                             capture_output=True, text=True, check=True,
+                             env={**os.environ, "APPROX_CONFIG": str(config)}).stdout
+    assert release == tunable
+
+
+def test_report_reprints_from_the_db(tuned: Path, tmp_path: Path) -> None:
+    proc = approxcc("report", str(tuned / "results.db"), "--out", str(tmp_path))
+    assert "speedup" in proc.stdout and (tmp_path / "pareto.png").exists()
+    assert (tmp_path / "1pct.json").exists()
+
+
+def test_resume_after_sigkill_loses_nothing(tmp_path: Path) -> None:
+    example = small_example(tmp_path)
+    db = tmp_path / "out" / "results.db"
+    argv = [APPROXCC, "tune", str(example), "--qos-budget", "2%", "--max-evals", "30",
+            "--mode", "static", "--out", str(tmp_path / "out")]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            if db.exists() and len(rows(db, "phase = 'search'")) >= 3:
+                break
+        except sqlite3.OperationalError:   # the tuner is still creating its tables
+            pass
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    before = rows(db)
+    assert len([r for r in before if r[5] == "search"]) >= 3
+    approxcc("tune", *argv[2:], "--resume")
+    after = rows(db)
+    assert after[:len(before)] == before                       # nothing lost or rewritten
+    assert len(after) > len(before)
+    assert len({(r[1], r[2]) for r in after}) == len(after)     # no configuration ran twice
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
+
+
+class Synthetic(Application):
+    """A Python system with a deterministic time model: identical measurements every run."""
+
+    name = "synthetic"
+    tune_inputs = ["1", "2"]
+    eval_inputs = [str(i) for i in range(3, 13)]
+
+    def __init__(self) -> None:
+        self.metric = metric("l2")
+
+    def build(self, workdir: Path) -> None:
+        workdir.mkdir(parents=True, exist_ok=True)
+
+    def knob_space(self) -> KnobSpace:
+        return KnobSpace((Knob("a", "loop_perforate", (1, 2, 3, 4, 5, 6), 1),
+                          Knob("b", "loop_perforate", (1, 2, 3, 4), 1, dynamic=True,
+                               thresholds=2, range=(0, 50)),
+                          Knob("c", "func_substitute", (0, 1, 2), 0)))
+
+    def run(self, input: str, config_path: Path | None, workdir: Path,
+            timeout: float) -> RunResult:
+        knobs = json.loads(config_path.read_text())["knobs"] if config_path else {}
+        a = knobs.get("a", {}).get("value", 1)
+        c = knobs.get("c", {}).get("value", 0)
+        b = knobs.get("b", {"value": 1})
+        leaves = b.get("decisions") or [b["value"]]
+        b_mean = sum(leaves) / len(leaves) + sum(b.get("thresholds", [])) / 1000
+        x = int(input)
+        out = f"{x * 100 + a * 0.3 + b_mean * 0.5 + c * 0.2:.4f}\n"
+        return RunResult(out, 1.0 / (a * b_mean * (1 + c)), 0.0, True)
+
+    def loss(self, exact_outputs: list[str], outputs: list[str]) -> float:
+        return self.metric(exact_outputs, outputs)
+
+
+def test_same_seed_same_search(tmp_path: Path) -> None:
+    def hashes(out: str, seed: int) -> list[str]:
+        opts = TuneOptions([0.005, 0.01], tmp_path / out, seed=seed, max_evals=80,
+                           mode="both")
+        tune(Synthetic(), opts)
+        return [r[1] for r in rows(tmp_path / out / "results.db", "phase = 'search'")]
+
+    first, again, other = hashes("a", 7), hashes("b", 7), hashes("c", 8)
+    assert len(first) >= 10 and first == again
+    assert other != first
+
+
+class Crashy(Synthetic):
+    def run(self, input: str, config_path: Path | None, workdir: Path,
+            timeout: float) -> RunResult:
+        knobs = json.loads(config_path.read_text())["knobs"] if config_path else {}
+        if knobs.get("c", {}).get("value") == 2:
+            raise RunFailed("crashed: SIGSEGV")
+        return super().run(input, config_path, workdir, timeout)
+
+
+HANGS = r"""
+#include <stdio.h>
+int read_n(const char *path);
+int crash_now(int x);
+int hang_now(int x);
+
+int triple_crash(int x) { return crash_now(x); }
+int triple_hang(int x) { return hang_now(x); }
+
+// @approx func_substitute knob(impl) variants(triple_crash, triple_hang)
+int triple(int x) { return 3 * x; }
+
+int main(int argc, char **argv) {
+  int n = read_n(argv[1]);
+  long total = 0;
+  // @approx loop_perforate knob(sum) values(1:2)
+  for (int i = 0; i < n; i++)
+    total += triple(i);
+  printf("%ld\n", total);
+  return 0;
+}
+"""
+
+HANGS_RT = r"""
+#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+int read_n(const char *path) {
+  FILE *f = fopen(path, "r");
+  int n = 0;
+  if (f && fscanf(f, "%d", &n) != 1) n = 0;
+  if (f) fclose(f);
+  return n;
+}
+int crash_now(int x) { raise(SIGSEGV); return x; }
+int hang_now(int x) { for (;;) pause(); return x; }
+"""
+
+
+def test_crashing_and_hanging_configs_are_recorded_as_failed(tmp_path: Path) -> None:
+    (tmp_path / "hangs.c").write_text(HANGS)
+    (tmp_path / "rt.c").write_text(HANGS_RT)
+    for kind, count in (("tune", 1), ("eval", 5)):
+        (tmp_path / kind).mkdir()
+        for i in range(count):
+            (tmp_path / kind / f"{i}.txt").write_text(f"{1000 + 17 * i + 100 * (kind == 'eval')}\n")
+    (tmp_path / "approx.toml").write_text(
+        '[program]\nname = "hangs"\nsources = ["hangs.c"]\nruntime = ["rt.c"]\n'
+        '[run]\nargs = ["{input}"]\ntune = ["tune/*"]\neval = ["eval/*"]\n'
+        '[qos]\nmetric = "l2"\n')
+    approxcc("tune", str(tmp_path), "--qos-budget", "50%", "--max-evals", "6",
+             "--timeout", "1", "--mode", "static")
+    failed = {r[4] for r in rows(tmp_path / "tuned" / "results.db", "status = 'failed'")}
+    assert any(reason.startswith("crashed: SIGSEGV") for reason in failed), failed
+    assert any(reason.startswith("timeout") for reason in failed), failed
+
+
+def test_failures_from_an_application_do_not_stop_the_search(tmp_path: Path) -> None:
+    tune(Crashy(), TuneOptions([0.01], tmp_path, max_evals=20, mode="static"))
+    failed = rows(tmp_path / "results.db", "status = 'failed'")
+    assert failed and all(r[4] == "crashed: SIGSEGV" for r in failed)
+    assert rows(tmp_path / "results.db", "phase = 'search' AND status = 'ok'")
+
+
+def test_thresholds_decode_sorted_and_round_trip() -> None:
+    knob = Knob("k", "loop_perforate", (1, 2, 4), 1, dynamic=True, thresholds=3, range=(0, 10))
+    enc = Encoding(KnobSpace((knob,)), "dynamic")
+    for draws in ((5, 5, 5), (7, 0, 3), (0, 0, 0), (8, 8, 8)):
+        data = {f"k.t{i}": t for i, t in enumerate(draws)} | {"k.d0": 0, "k.d1": 1, "k.d2": 2,
+                                                               "k.d3": 0}
+        t = enc.decode(data)["k"]["thresholds"]
+        assert all(a < b for a, b in zip(t, t[1:], strict=False)) and 0 <= t[0] and t[-1] <= 10
+        assert enc.decode(enc.encode(enc.decode(data))) == enc.decode(data)
+
+
+def test_hypervolume() -> None:
+    assert hypervolume([(0.5, 0.0)], (1.0, 1.0)) == pytest.approx(0.5)
+    assert hypervolume([(0.5, 0.5), (0.25, 0.75), (0.9, 0.9)], (1.0, 1.0)) == \
+        pytest.approx(0.75 * 0.25 + 0.5 * 0.25)
+
+
+@pytest.mark.parametrize("toml, message", [
+    ('[program]\nname = "x"\nsources = ["nope.c"]\n[run]\nargs = ["{input}"]\n'
+     'tune = ["*.txt"]\neval = ["*.txt"]\n', "approx.toml:3:1: error: no such file: 'nope.c'"),
+    ('[program]\nname = "x"\nsources = []\ncolour = "red"\n',
+     "approx.toml:4:1: error: unknown key 'colour' in [program]"),
+    ('[program\n', "approx.toml:1:9: error: malformed approx.toml"),
+])
+def test_user_mistakes_are_diagnostics(tmp_path: Path, toml: str, message: str) -> None:
+    (tmp_path / "approx.toml").write_text(toml)
+    proc = approxcc("tune", str(tmp_path), "--qos-budget", "3%", check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert message in proc.stderr, proc.stderr
+
+
+def test_bad_budget_is_a_diagnostic() -> None:
+    proc = approxcc("tune", str(EXAMPLE), "--qos-budget", "lots", check=False)
+    assert proc.returncode == 1 and "error: --qos-budget: 'lots'" in proc.stderr
