@@ -29,6 +29,7 @@ test: setup
 
 bench: setup
 	$(BIN)/python bench/approx_overheads.py
+	$(BIN)/python bench/frontend_vs_cc.py
 	$(BIN)/python bench/tune_speed.py
 
 lint: setup
