@@ -10,6 +10,7 @@ whole compilation can be printed (`-###`) or run.
 from __future__ import annotations
 
 import hashlib
+import os
 import shlex
 import subprocess
 import sys
@@ -84,7 +85,7 @@ class Compilation:
         for src in opts.sources:
             suffix = Path(src).suffix
             if suffix in C_SUFFIXES:
-                objects.append(self.compile_jobs(src))
+                objects += self.compile_jobs(src)
             elif suffix in (".o", ".a", ".so"):
                 objects.append(src)
             else:
@@ -92,23 +93,27 @@ class Compilation:
         if opts.emit or opts.compile_only:
             return
         out = opts.output or "a.out"
-        self.jobs.append(Job([c_compiler(), *objects, runtime_object(), "-o", out,
-                              *opts.link_args, "-lm"]))
+        self.jobs.append(Job([compiler_for(opts.sources), *objects, runtime_object(), "-o",
+                              out, *opts.link_args, "-lm"]))
 
-    def compile_jobs(self, src: str) -> str:
-        """Jobs for one translation unit; returns the object file it produces."""
+    def compile_jobs(self, src: str) -> list[str]:
+        """Jobs for one translation unit; returns the object files it produces: the MLIR half
+        and the remainder the frontend left to the system compiler (frontend/tu_split.py)."""
         opts = self.opts
         stem = Path(src).stem
         final = opts.emit or ("obj" if opts.compile_only else None)
         approx_mlir = self.temp(stem, ".approx.mlir")
         core_mlir = self.temp(stem, ".mlir")
         state: dict[str, ModuleOp] = {}
+        remainder = self.temp(f"{stem}.rest", Path(src).suffix)
 
         def frontend() -> None:
-            from approxcc.frontend.c_parse import c_to_mlir
+            from approxcc.frontend.c_parse import compile_unit
 
-            state["module"] = c_to_mlir(src, opts.clang_args)
-            approx_mlir.write_text(print_module(state["module"], generic=False))
+            unit = compile_unit(src, opts.clang_args)
+            state["module"] = unit.module
+            approx_mlir.write_text(print_module(unit.module, generic=False))
+            remainder.write_text(unit.remainder)
 
         def approx_passes() -> None:
             from xdsl.context import Context
@@ -126,12 +131,12 @@ class Compilation:
                               str(approx_mlir)], frontend))
         if final == "approx":
             self.jobs.append(self.copy_job(approx_mlir))
-            return ""
+            return []
         self.jobs.append(Job(["approxcc-opt", str(approx_mlir), *config, "-o", str(core_mlir)],
                              approx_passes))
         if final == "mlir":
             self.jobs.append(self.copy_job(core_mlir))
-            return ""
+            return []
         llvm_mlir, ll, opt_ll = (self.temp(stem, s) for s in (".llvm.mlir", ".ll", ".opt.ll"))
         self.jobs += [
             Job(core_to_llvm.mlir_opt_args(tool("mlir-opt"), str(core_mlir), str(llvm_mlir))),
@@ -140,17 +145,29 @@ class Compilation:
         ]
         if final == "llvm":
             self.jobs.append(self.copy_job(opt_ll))
-            return ""
+            return []
         if final == "asm":
             out = opts.output or f"{stem}.s"
             self.jobs.append(Job(core_to_llvm.llc_args(tool("llc"), opts.opt_level,
                                                        str(opt_ll), out, filetype="asm")))
-            return ""
-        obj = opts.output if final == "obj" and opts.output else \
-            (f"{stem}.o" if final == "obj" else str(self.temp(stem, ".o")))
-        self.jobs.append(Job(core_to_llvm.llc_args(tool("llc"), opts.opt_level,
-                                                   str(opt_ll), obj)))
-        return obj
+            return []
+        objects = [str(self.temp(stem, ".o")), str(self.temp(f"{stem}.rest", ".o"))]
+        self.jobs += [
+            Job(core_to_llvm.llc_args(tool("llc"), opts.opt_level, str(opt_ll), objects[0])),
+            self.remainder_job(src, remainder, objects[1]),
+        ]
+        if final != "obj":
+            return objects
+        obj = opts.output or f"{stem}.o"  # -c: one object, both halves relocatably linked
+        self.jobs.append(Job([compiler_for([src]), "-r", "-nostdlib", *objects, "-o", obj]))
+        return [obj]
+
+    def remainder_job(self, src: str, remainder: Path, obj: str) -> Job:
+        """The system compiler on what the frontend left to it (frontend/tu_split.py); quoted
+        includes are looked up beside the original source, as before."""
+        return Job([compiler_for([src]), f"-O{self.opts.opt_level}", "-c",
+                    *self.opts.clang_args, "-iquote", str(Path(src).parent),
+                    str(remainder), "-o", obj])
 
     def copy_job(self, path: Path) -> Job:
         """Deliver an intermediate text file to -o (or stdout)."""
@@ -164,6 +181,15 @@ class Compilation:
                 Path(out).write_text(text)
 
         return Job(["approxcc-emit", str(path), "-o", out or "-"], deliver)
+
+
+def compiler_for(sources: list[str]) -> str:
+    """`c++` when any source is C++ (it compiles C++ and links its runtime), else `cc`."""
+    from approxcc.frontend.c_parse import is_cplusplus
+
+    if any(is_cplusplus(s) for s in sources):
+        return os.environ.get("APPROXCC_CXX") or tool("c++")
+    return c_compiler()
 
 
 def runtime_object() -> str:

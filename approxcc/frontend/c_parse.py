@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from clang.cindex import CursorKind, Index, TranslationUnit, TranslationUnitLoadError
@@ -11,17 +12,33 @@ from xdsl.dialects.builtin import ModuleOp
 
 from approxcc.annotations import Annotation, scan_annotations
 from approxcc.diagnostics import CompileError, SourceLocation, warn
+from approxcc.frontend import tu_split
 from approxcc.frontend.c_types import UnsupportedType
 from approxcc.frontend.clang_eval import skipped_lines
 from approxcc.frontend.clause_exprs import ClauseSites
 from approxcc.frontend.module_emitter import ModuleEmitter
+
+CXX_SUFFIXES = (".cc", ".cpp", ".cxx", ".C")
+
+
+@dataclass
+class CompiledUnit:
+    """What the frontend makes of one translation unit: the MLIR module, and the remainder
+    source the system compiler compiles (empty when the module holds everything)."""
+
+    module: ModuleOp
+    remainder: str
+
+
+def is_cplusplus(path: str) -> bool:
+    return Path(path).suffix in CXX_SUFFIXES
 
 
 def parse(path: str, clang_args: list[str], source: str | None = None,
           origin: Callable[[int, int], SourceLocation | None] | None = None) -> TranslationUnit:
     """Parse `path` (or the in-memory `source` standing for it); `origin` maps positions of
     text the frontend inserted back to where the user wrote it."""
-    lang = ["-x", "c++"] if Path(path).suffix in (".cc", ".cpp", ".cxx", ".C") else []
+    lang = ["-x", "c++"] if is_cplusplus(path) else []
     unsaved = [(path, source)] if source is not None else None
     try:
         tu = Index.create().parse(path, args=lang + clang_args, unsaved_files=unsaved,
@@ -41,7 +58,7 @@ def parse(path: str, clang_args: list[str], source: str | None = None,
 def _function_bodies(tu: TranslationUnit) -> dict[int, tuple[int, int]]:
     """First line of each function definition in the main file → its body's `{`."""
     bodies = {}
-    for c in tu.cursor.get_children():
+    for c in tu.cursor.walk_preorder():
         if c.kind == CursorKind.FUNCTION_DECL and c.is_definition() and \
                 c.location.file and c.location.file.name == tu.spelling:
             body = next(k for k in c.get_children() if k.kind == CursorKind.COMPOUND_STMT)
@@ -63,6 +80,11 @@ def live_annotations(annotations: list[Annotation],
 
 def c_to_mlir(path: str, clang_args: list[str]) -> ModuleOp:
     """C/C++ source → MLIR module with approx.knob ops around the annotated statements."""
+    return compile_unit(path, clang_args).module
+
+
+def compile_unit(path: str, clang_args: list[str]) -> CompiledUnit:
+    """C/C++ source → MLIR module and the remainder for the system compiler (tu_split.py)."""
     try:
         source = Path(path).read_text()
     except OSError as e:
@@ -70,9 +92,15 @@ def c_to_mlir(path: str, clang_args: list[str]) -> ModuleOp:
     tu = parse(path, clang_args)
     annotations = live_annotations(scan_annotations(path, source), skipped_lines(tu, tu.spelling))
     sites = ClauseSites(source, annotations)
+    parsed = source
     if sites:  # a second parse, with the clause expressions placed in their scopes
-        tu = parse(path, clang_args, sites.rewrite(_function_bodies(tu)), sites.original)
+        parsed = sites.rewrite(_function_bodies(tu))
+        tu = parse(path, clang_args, parsed, sites.original)
+    emitter = ModuleEmitter(tu.cursor, tu.spelling, annotations, sites, is_cplusplus(path))
     try:
-        return ModuleEmitter(tu.cursor, tu.spelling, annotations, sites).emit()
+        module = emitter.emit()
+        plan = emitter.finish(path, source)
     except UnsupportedType as e:
         raise CompileError(f"type '{e}' is not supported by the approxcc C frontend yet") from e
+    return CompiledUnit(module, tu_split.remainder(parsed, path, emitter.declarations, plan,
+                                                    is_cplusplus(path)))

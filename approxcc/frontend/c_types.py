@@ -72,6 +72,11 @@ def is_array(t: Type) -> bool:
     return canonical(t).kind in _ARRAYS
 
 
+def is_reference(t: Type) -> bool:
+    """A C++ `T&`: held as the address of its object, dereferenced wherever it is named."""
+    return t.kind == TypeKind.LVALUEREFERENCE or canonical(t).kind == TypeKind.LVALUEREFERENCE
+
+
 def is_address(t: Type) -> bool:
     """A pointer, or an array where it decays to one (libclang types a decayed array
     parameter with its declared array type)."""
@@ -167,7 +172,7 @@ def pointer_view_type(ptr: Type) -> Attribute:
 def abi_type(t: Type) -> Attribute:
     """The type of a C value at a call boundary (function parameters and results); array
     parameters are pointers."""
-    if is_pointer(t) or is_array(t):
+    if is_pointer(t) or is_array(t) or is_reference(t):
         return LLVM_PTR
     if canonical(t).kind == TypeKind.RECORD:
         raise UnsupportedType(t.spelling)  # structs by value: not yet

@@ -50,6 +50,9 @@ _CMP = {BinaryOperator.LT: ("slt", "ult", "olt"), BinaryOperator.LE: ("sle", "ul
 _LVALUE_KINDS = (CursorKind.DECL_REF_EXPR, CursorKind.ARRAY_SUBSCRIPT_EXPR,
                  CursorKind.UNARY_OPERATOR, CursorKind.STRING_LITERAL, CursorKind.MEMBER_REF_EXPR)
 
+# Where a variable declared without `static`/`extern` still has static storage.
+_FILE_SCOPES = (CursorKind.TRANSLATION_UNIT, CursorKind.NAMESPACE, CursorKind.LINKAGE_SPEC)
+
 
 class ExpressionEmitter:
     """C expressions → arith/memref/llvm values (a FunctionEmitter part)."""
@@ -83,15 +86,36 @@ class ExpressionEmitter:
         var = c.referenced
         if var.kind == CursorKind.FUNCTION_DECL:
             raise unsupported("a function pointer", c)
+        if c_types.is_reference(var.type):
+            return self.referenced_object(var)
         if var in self.mem:
             return self.local(var)
         if var in self.vars and c_types.is_array(var.type):  # an array parameter: a pointer
             return self.at_address(self.vars[var], var.type)
         if var.kind == CursorKind.VAR_DECL and (
                 var.storage_class.name in ("STATIC", "EXTERN")
-                or var.semantic_parent.kind == CursorKind.TRANSLATION_UNIT):
+                or var.semantic_parent.kind in _FILE_SCOPES):
             return self.global_lvalue(var)
         raise unsupported("a variable declared outside the function", c)
+
+    def referenced_object(self, var: Cursor) -> LValue:
+        """The object a C++ reference parameter or local is bound to."""
+        address = self.vars.get(var)
+        if address is None:
+            if var not in self.mem:
+                raise unsupported("a reference declared outside the function", var)
+            address = self.b.insert(llvm.LoadOp(self.mem[var], LLVM_PTR))
+        return self.at_address(address, var.type.get_pointee())
+
+    def bind_reference(self, c: Cursor) -> SSAValue:
+        """The address a reference bound to `c` holds: the object's, or for a temporary
+        (`const T&` bound to an rvalue) a fresh slot's holding its value."""
+        if unparen(c).kind in _LVALUE_KINDS:
+            return self.address(self.lvalue(c))
+        value = self.rvalue(c)
+        temporary = LValue(self.slot(c_types.element_type(c.type)), (), c.type)
+        self.store(temporary, value)
+        return self.address(temporary)
 
     def pointed_to(self, pointer: Cursor, ctype) -> LValue:
         """The object of type `ctype` a pointer expression points to; an array that decays
@@ -127,7 +151,7 @@ class ExpressionEmitter:
             var = c.referenced
             if var.kind == CursorKind.ENUM_CONSTANT_DECL:
                 return self.constant(c)
-            if var in self.vars:
+            if var in self.vars and not c_types.is_reference(var.type):
                 return self.vars[var]
             return self.load(self.lvalue(c))
         if k in (CursorKind.ARRAY_SUBSCRIPT_EXPR, CursorKind.MEMBER_REF_EXPR):
@@ -359,7 +383,13 @@ class ExpressionEmitter:
             raise unsupported(f"a call to '{callee.spelling}', declared without a prototype", c)
         self.unit.declare(callee)
         args = []
-        for a in c.get_arguments():
+        for a, param_t in zip(c.get_arguments(), callee.type.argument_types(), strict=False):
+            if c_types.is_reference(param_t):
+                args.append(self.bind_reference(a))
+                continue
+            v = self.rvalue(a)
+            args.append(self.b.pointer(v) if c_types.is_address(a.type) else v)
+        for a in list(c.get_arguments())[len(args):]:  # variadic arguments
             v = self.rvalue(a)
             args.append(self.b.pointer(v) if c_types.is_address(a.type) else v)
         ftype = callee.type

@@ -63,7 +63,7 @@ class FunctionEmitter(KnobEmitter, StatementEmitter, SwitchEmitter, JumpEmitter,
         for p, arg in zip(self.params, self.entry.args, strict=True):
             value = self.b.view(arg, c_types.pointer_view_type(p.type)) \
                 if c_types.is_pointer(p.type) else arg
-            if p in written:
+            if p in written and not c_types.is_reference(p.type):
                 self.store(LValue(self.alloca(p), (), p.type), value)
             else:
                 self.vars[p] = value

@@ -202,9 +202,13 @@ class MemoryEmitter:
         if d.storage_class.name in ("STATIC", "EXTERN"):
             self.global_lvalue(d)  # the module defines it, with its initialiser
             return
-        self.alloca(d)
         init = [k for k in d.get_children()
                 if k.kind.is_expression() or k.kind == CursorKind.UNEXPOSED_EXPR]
+        if c_types.is_reference(d.type):  # `T &r = x;`: r holds x's address
+            self.mem[d] = self.slot(LLVM_PTR)
+            self.b.insert(llvm.StoreOp(self.bind_reference(init[-1]), self.mem[d]))
+            return
+        self.alloca(d)
         if c_types.is_array(d.type):  # array sizes are expressions too: take the initialiser
             init = [k for k in init
                     if k.kind in (CursorKind.INIT_LIST_EXPR, CursorKind.STRING_LITERAL)]

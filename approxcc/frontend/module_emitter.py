@@ -1,10 +1,16 @@
 """C → MLIR: one translation unit → one `builtin.module` (a libclang AST walk; see
-function_emitter.py and its parts). Declarations of external functions, string literals.
+function_emitter.py and its parts). Declarations of external functions, globals (see
+global_vars.py), string literals, and what the system compiler must compile instead
+(tu_split.py): unannotated functions the frontend cannot handle.
+
+Function emitters name functions by their C spelling; the module gives them their link names
+at the end (C++ mangling, internal symbols shared with the remainder), so a spelling must name
+one function: C++ overloads are left to the C++ compiler.
 """
 
 from __future__ import annotations
 
-from clang.cindex import Cursor, CursorKind, TypeKind
+from clang.cindex import Cursor, CursorKind, LinkageKind, TypeKind
 from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import (
     IntAttr,
@@ -12,23 +18,53 @@ from xdsl.dialects.builtin import (
     StringAttr,
     i8,
 )
+from xdsl.ir import Operation
 
 from approxcc.annotations import Annotation
 from approxcc.diagnostics import CompileError, SourceLocation, note
-from approxcc.frontend import c_types
+from approxcc.frontend import c_types, global_vars, tu_split
+from approxcc.frontend.c_types import UnsupportedType
 from approxcc.frontend.clause_exprs import ClauseSites
-from approxcc.frontend.cursors import unsupported
+from approxcc.frontend.cursors import location, unsupported
 from approxcc.frontend.function_emitter import FunctionEmitter
+
+_SCOPES = (CursorKind.NAMESPACE, CursorKind.LINKAGE_SPEC)
+# C++ definitions left to the C++ compiler; an annotation inside one is an error
+_CXX_ONLY = {CursorKind.CXX_METHOD: "a C++ method", CursorKind.CONSTRUCTOR: "a C++ constructor",
+             CursorKind.DESTRUCTOR: "a C++ destructor",
+             CursorKind.CONVERSION_FUNCTION: "a C++ conversion function",
+             CursorKind.FUNCTION_TEMPLATE: "a function template",
+             CursorKind.CLASS_TEMPLATE: "a class template",
+             CursorKind.CLASS_DECL: "a C++ class", CursorKind.STRUCT_DECL: "a C++ class"}
+_METHODS = (CursorKind.CXX_METHOD, CursorKind.CONSTRUCTOR, CursorKind.DESTRUCTOR,
+            CursorKind.CONVERSION_FUNCTION)
+_INTERNAL = (LinkageKind.INTERNAL, LinkageKind.UNIQUE_EXTERNAL, LinkageKind.NO_LINKAGE)
+
+
+def _top_level(c: Cursor) -> list[Cursor]:
+    """Declarations at namespace scope, through namespaces and `extern "C"` blocks."""
+    out = []
+    for k in c.get_children():
+        out += _top_level(k) if k.kind in _SCOPES else [k]
+    return out
+
+
+def _defines_code(c: Cursor) -> bool:
+    """A C++ method definition, or a class defining methods: code only the C++ compiler emits
+    (templates are instantiated by their users)."""
+    methods = [c] if c.kind in _METHODS else [k for k in c.get_children() if k.kind in _METHODS]
+    return any(m.is_definition() for m in methods)
 
 
 class ModuleEmitter:
-    """One translation unit → one builtin.module."""
+    """One translation unit → one builtin.module, and the plan of its remainder."""
 
     def __init__(self, tu_cursor: Cursor, main_file: str, annotations: list[Annotation],
-                 sites: ClauseSites):
+                 sites: ClauseSites, cplusplus: bool = False):
         self.tu_cursor = tu_cursor
         self.sites = sites
         self.main_file = main_file
+        self.cplusplus = cplusplus
         self.module = ModuleOp([])
         self.by_line: dict[int, list[Annotation]] = {}
         for a in annotations:
@@ -37,29 +73,97 @@ class ModuleEmitter:
             self.by_line.setdefault(a.target_line, []).append(a)
         self.used: set[int] = set()
         self.knob_locs: dict[str, SourceLocation] = {}
-        self.declared: set[str] = set()
-        self.functions = {c.spelling: c for c in tu_cursor.get_children()
+        self.declarations = _top_level(tu_cursor)
+        self.functions = {c.spelling: c for c in self.declarations
                           if c.kind == CursorKind.FUNCTION_DECL}
-        self.defined = {c.spelling for c in tu_cursor.get_children()
+        self.defined = {c.spelling for c in self.declarations
                         if c.kind == CursorKind.FUNCTION_DECL and c.is_definition()}
+        self.overloaded = self.spellings_of_several_functions()
         self.strings: dict[bytes, str] = {}
+        self.callees: dict[str, tuple[Cursor, Operation]] = {}  # spelling → its declaration
+        self.emitted: dict[str, Cursor] = {}        # definitions in the module, by spelling
+        self.fallbacks: list[Cursor] = []           # definitions left to the remainder
+        self.globals: dict[Cursor, str] = {}        # canonical variable → symbol
+        self.global_ops: dict[str, llvm.GlobalOp] = {}
+        self.remainder_defines = False  # something only the system compiler can define
 
+    def main(self, c: Cursor) -> bool:
+        return c.location.file is not None and c.location.file.name == self.main_file
+
+    def spellings_of_several_functions(self) -> set[str]:
+        """C++ overloads, and functions of one name in several namespaces."""
+        seen: dict[str, str] = {}
+        several = set()
+        for c in self.declarations:
+            if c.kind == CursorKind.FUNCTION_DECL:
+                if seen.setdefault(c.spelling, c.get_usr()) != c.get_usr():
+                    several.add(c.spelling)
+        return several
+
+    # the walk ----------------------------------------------------------------------------
     def emit(self) -> ModuleOp:
-        for c in self.tu_cursor.get_children():
-            if c.location.file is None or c.location.file.name != self.main_file:
+        for c in self.declarations:
+            if c.kind == CursorKind.VAR_DECL:
+                self.file_variable(c)
+            elif not self.main(c):
                 continue
-            if c.kind == CursorKind.FUNCTION_DECL and c.is_definition():
-                anns = self.by_line.get(c.extent.start.line, [])
-                self.used.update(id(a) for a in anns)
-                self.sites.collect(c)
-                FunctionEmitter(self, c).emit(anns)
-            elif c.kind == CursorKind.VAR_DECL:
-                raise unsupported("a global variable", c)
+            elif c.kind == CursorKind.FUNCTION_DECL and c.is_definition():
+                self.function(c)
+            elif self.cplusplus and c.kind in _CXX_ONLY:
+                if self.annotated(c):
+                    raise unsupported(_CXX_ONLY[c.kind], c)
+                self.remainder_defines |= _defines_code(c)
         for anns in self.by_line.values():
             for a in anns:
                 if id(a) not in self.used:
                     raise CompileError("approx annotation has no target statement", a.loc)
+        self.declare_callees()
         return self.module
+
+    def annotated(self, c: Cursor) -> bool:
+        """Whether an annotation targets the definition or code inside it."""
+        return any(c.extent.start.line <= line <= c.extent.end.line for line in self.by_line)
+
+    def function(self, c: Cursor) -> None:
+        if not self.annotated(c):
+            callees = set(self.callees)
+            try:
+                self.function_definition(c, [])
+            except (CompileError, UnsupportedType):
+                self.fallbacks.append(c)  # the system compiler compiles it (tu_split.py)
+                for name in set(self.callees) - callees:
+                    del self.callees[name]  # calls the module does not make
+            return
+        anns = self.by_line.get(c.extent.start.line, [])
+        self.used.update(id(a) for a in anns)
+        self.sites.collect(c)
+        try:
+            self.function_definition(c, anns)
+        except UnsupportedType as e:
+            raise CompileError(f"type '{e}' is not supported by the approxcc C frontend yet",
+                               location(c)) from e
+
+    def function_definition(self, c: Cursor, anns: list[Annotation]) -> None:
+        if c.spelling in self.overloaded:
+            raise unsupported("an overloaded function", c)
+        if not c.spelling.isidentifier():
+            raise unsupported("an overloaded operator", c)
+        self.emitted[c.spelling] = c
+        try:
+            FunctionEmitter(self, c).emit(anns)
+        except Exception:
+            del self.emitted[c.spelling]
+            raise
+
+    def file_variable(self, var: Cursor) -> None:
+        """Externally visible definitions are defined even when no function here uses them:
+        other translation units may."""
+        if var.linkage != LinkageKind.EXTERNAL or self.defining_declaration(var) is None:
+            return
+        try:
+            self.global_symbol(var)
+        except (CompileError, UnsupportedType):
+            self.remainder_defines = True
 
     def new_knob(self, a: Annotation, default_name: str) -> tuple[str, int]:
         """The knob's unique name and its id (ids in source order, outer knobs first)."""
@@ -70,23 +174,110 @@ class ModuleEmitter:
         self.knob_locs[name] = a.loc
         return name, len(self.knob_locs) - 1
 
-    # symbols -----------------------------------------------------------------------------
+    # functions ---------------------------------------------------------------------------
     def declare(self, callee: Cursor) -> None:
-        name = callee.spelling
-        if name in self.declared or name in self.defined:
+        """Record a function the module calls: declared at the end unless defined here. A
+        header's `static`/`inline` definition gets a private copy (nothing else defines it)."""
+        if callee.spelling in self.callees:
             return
-        self.declared.add(name)
+        if callee.spelling in self.overloaded:
+            raise unsupported("a call to an overloaded function", callee)
+        self.callees[callee.spelling] = (callee, self.declaration(callee))
+        definition = callee.get_definition()
+        if definition is not None and not self.main(definition) and \
+                callee.spelling not in self.emitted and \
+                (definition.linkage in _INTERNAL or definition.is_function_inlined()):
+            self.function_definition(definition, [])
+            self.emitted_op(callee.spelling).sym_visibility = StringAttr("private")
+
+    def emitted_op(self, name: str) -> func.FuncOp:
+        return next(op for op in self.module.ops
+                    if isinstance(op, func.FuncOp) and op.sym_name.data == name)
+
+    def declare_callees(self) -> None:
+        for name, (_, decl) in self.callees.items():
+            if name not in self.emitted:
+                self.module.body.block.add_op(decl)
+
+    @staticmethod
+    def declaration(callee: Cursor):
         ftype = callee.type
         params = [c_types.abi_type(t) for t in ftype.argument_types()]
         result = ftype.get_result()
         if ftype.kind == TypeKind.FUNCTIONPROTO and ftype.is_function_variadic():
             ret = llvm.LLVMVoidType() if c_types.is_void(result) else c_types.abi_type(result)
-            decl = llvm.FuncOp(name, llvm.LLVMFunctionType(params, ret, is_variadic=True),
+            return llvm.FuncOp(callee.spelling,
+                               llvm.LLVMFunctionType(params, ret, is_variadic=True),
                                linkage=llvm.LinkageAttr("external"))
-        else:
-            results = [] if c_types.is_void(result) else [c_types.abi_type(result)]
-            decl = func.FuncOp.external(name, params, results)
-        self.module.body.block.add_op(decl)
+        results = [] if c_types.is_void(result) else [c_types.abi_type(result)]
+        return func.FuncOp.external(callee.spelling, params, results)
+
+    # globals -----------------------------------------------------------------------------
+    def global_symbol(self, var: Cursor) -> str:
+        """The `llvm.mlir.global` of a variable with static storage (file scope, `static`
+        local, `extern`), created on first use: defined with its initialiser when this
+        translation unit defines it, an external declaration otherwise."""
+        key = var.canonical
+        if key not in self.globals:
+            self.globals[key] = self.new_global(var)
+        return self.globals[key]
+
+    def defining_declaration(self, var: Cursor) -> Cursor | None:
+        """The declaration that defines `var` here: the one with an initialiser, else a
+        tentative definition (file scope, not `extern`)."""
+        definition = var.get_definition()
+        if definition is not None:
+            return definition
+        return next((d for d in self.declarations if d.kind == CursorKind.VAR_DECL and
+                     d.canonical == var.canonical and d.storage_class.name != "EXTERN"), None)
+
+    def new_global(self, var: Cursor) -> str:
+        local = var.semantic_parent.kind not in (CursorKind.TRANSLATION_UNIT,
+                                                 CursorKind.NAMESPACE, CursorKind.LINKAGE_SPEC)
+        definition = var if local else self.defining_declaration(var)
+        decl = definition or var
+        symbol = self.local_symbol(var) if local else \
+            (var.mangled_name if self.cplusplus else var.spelling)
+        constant = global_vars.is_read_only(decl.type)
+        try:
+            if definition is None:
+                op = global_vars.declaration_op(symbol, self.declared_type(decl.type), constant)
+            else:
+                op = self.definition(definition, symbol, constant, local)
+        except UnsupportedType as e:
+            raise unsupported(f"type '{e}'", decl) from None
+        self.module.body.block.add_op(op)
+        self.global_ops[symbol] = op
+        return symbol
+
+    def definition(self, var: Cursor, symbol: str, constant: bool, local: bool):
+        mlir_type = c_types.element_type(var.type)
+        evaluator = global_vars.ConstantEvaluator(self.global_symbol, self.string_global)
+        linkage = "internal" if var.linkage in _INTERNAL else "external"
+        try:
+            value = evaluator.evaluate(var.type, global_vars.initializer(var))
+        except global_vars.Unevaluated as e:
+            if local or var.linkage in _INTERNAL and not self.main(var):
+                raise unsupported("this initialiser of a static variable", e.cursor) from None
+            self.remainder_defines = True  # the remainder defines it as written
+            return global_vars.declaration_op(symbol, mlir_type, constant)
+        return global_vars.global_op(symbol, mlir_type, value, linkage, constant)
+
+    @staticmethod
+    def declared_type(t):
+        """An `extern T a[];` has no size here: a zero-length array stands for it."""
+        c = t.get_canonical()
+        if c.kind == TypeKind.INCOMPLETEARRAY:
+            return llvm.LLVMArrayType(IntAttr(0), c_types.element_type(c.get_array_element_type()))
+        return c_types.element_type(t)
+
+    def local_symbol(self, var: Cursor) -> str:
+        """`function.variable` for a `static` local, made unique."""
+        base = f"{var.semantic_parent.spelling}.{var.spelling}"
+        symbol, n = base, 1
+        while symbol in self.global_ops:
+            symbol, n = f"{base}.{n}", n + 1
+        return symbol
 
     def string_global(self, data: bytes) -> str:
         if data not in self.strings:
@@ -96,3 +287,71 @@ class ModuleEmitter:
             self.module.body.block.add_op(llvm.GlobalOp(
                 t, name, "internal", constant=True, value=StringAttr(data.decode("latin-1"))))
         return self.strings[data]
+
+    # the split ---------------------------------------------------------------------------
+    def finish(self, path: str, source: str) -> tu_split.Plan:
+        """Decide who defines what (tu_split.py), give the module its link names, and say
+        what the remainder must change."""
+        plan = tu_split.Plan([fn for fn in self.emitted.values() if self.main(fn)],
+                             needed=bool(self.fallbacks) or self.remainder_defines)
+        if plan.needed:
+            for entity in self.shared_internals():
+                plan.renamed[entity] = tu_split.link_name(path, source, entity.spelling)
+            self.leave_file_variables_to_remainder()
+        names = {}
+        callees = {name: fn for name, (fn, _) in self.callees.items()}
+        for name, fn in {**callees, **self.emitted}.items():
+            link = plan.renamed.get(fn.canonical)
+            if link is not None:
+                names[name] = tu_split.external_mangling(fn, link, self.cplusplus)
+            elif self.cplusplus and fn.mangled_name != name:
+                names[name] = fn.mangled_name
+        for var, symbol in self.globals.items():
+            if var in plan.renamed:
+                names[symbol] = tu_split.external_mangling(var, plan.renamed[var],
+                                                           self.cplusplus)
+        tu_split.rename_symbols(self.module, names)
+        for fn in self.emitted.values():
+            if fn.canonical in plan.renamed:
+                self.emitted_op(names[fn.spelling]).sym_visibility = None
+        return plan
+
+    def shared_internals(self) -> set[Cursor]:
+        """The main file's internal functions and variables used on both sides."""
+        emitted = {fn.canonical for fn in self.emitted.values()}
+        remainder_uses = {n.referenced.canonical for d in self.declarations
+                          if self.main(d) and d.canonical not in emitted
+                          for n in d.walk_preorder()
+                          if n.kind == CursorKind.DECL_REF_EXPR and n.referenced is not None}
+        called = {fn.canonical for fn, _ in self.callees.values()}
+        shared = set()
+        for d in self.declarations:
+            if not self.main(d) or d.linkage not in _INTERNAL:
+                continue
+            c = d.canonical
+            if d.kind == CursorKind.FUNCTION_DECL and d.is_definition() and \
+                    (c in emitted and c in remainder_uses or c not in emitted and c in called):
+                shared.add(c)
+            elif d.kind == CursorKind.VAR_DECL and c in self.globals:
+                shared.add(c)
+        # one `static` declaring several variables loses its keyword for all of them
+        main_vars = [d for d in self.declarations
+                     if d.kind == CursorKind.VAR_DECL and self.main(d)]
+        statics = {tu_split.static_token(d) for d in main_vars if d.canonical in shared}
+        return shared | {d.canonical for d in main_vars
+                         if tu_split.static_token(d) in statics - {None}}
+
+    def leave_file_variables_to_remainder(self) -> None:
+        """With a remainder, it defines every file-scope variable as written (those of the
+        headers it includes too); the module keeps declarations of the ones it uses."""
+        for var, symbol in self.globals.items():
+            op = self.global_ops[symbol]
+            in_header = not self.main(self.defining_declaration(var) or var)
+            if var.semantic_parent.kind == CursorKind.FUNCTION_DECL or \
+                    var.linkage in _INTERNAL and in_header:
+                continue  # `static` locals, a header's `static` variables: MLIR's own copy
+            decl = global_vars.declaration_op(symbol, op.global_type, op.constant is not None)
+            self.module.body.block.insert_op_before(decl, op)
+            op.detach()
+            op.erase()
+            self.global_ops[symbol] = decl

@@ -1,0 +1,280 @@
+"""C objects with static storage (file-scope variables, `static` locals) → `llvm.mlir.global`.
+
+The global's type is `c_types.element_type` of the C type (nested `!llvm.array`s, structs with
+their padding fields), so the memory the access side addresses is laid out as C lays it out.
+A constant initialiser is evaluated here, following C11 6.7.9 on clang's *syntactic* form of
+the initialiser (libclang shows the braces as written): brace elision, string literals for
+char arrays, zeros for what is not written. It becomes a `value` attribute (a scalar, or a
+dense array of scalars) or, when pointers or structs are involved, an initialiser region.
+Designators, function addresses and addresses of elements are not evaluated: `Unevaluated`.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass
+
+from clang.cindex import Cursor, CursorKind, TypeKind
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    TensorType,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Region, SSAValue
+
+from approxcc.frontend import c_types
+from approxcc.frontend.c_types import LLVM_PTR
+from approxcc.frontend.clang_eval import evaluate, unary_operator
+from approxcc.frontend.counted_loops import strip
+from approxcc.frontend.cursors import string_bytes
+
+
+class Unevaluated(Exception):
+    """An initialiser this module cannot evaluate; carries the cursor to point at."""
+
+    def __init__(self, cursor: Cursor):
+        super().__init__(cursor.kind.name)
+        self.cursor = cursor
+
+
+@dataclass(frozen=True)
+class Address:
+    """A pointer initialiser: the address of the global `symbol`."""
+
+    symbol: str
+
+
+# A constant: a number, an Address, None (zero), or a list (array elements / struct fields).
+Constant = int | float | Address | None | list
+
+
+def initializer(var: Cursor) -> Cursor | None:
+    """The initialiser of a declaration, if any (array bounds are children too)."""
+    tokens = list(var.get_tokens())
+    at = next((t.extent.end.offset for t in tokens if t.spelling == "="
+               and t.extent.start.offset > var.location.offset), None)
+    if at is None:  # C++: `T x{...}`, or a constructor call, written without `=`
+        return next((k for k in var.get_children()
+                     if k.kind in (CursorKind.INIT_LIST_EXPR, CursorKind.CALL_EXPR)), None)
+    return next((k for k in var.get_children() if k.extent.start.offset >= at), None)
+
+
+def is_read_only(t) -> bool:
+    """Whether an object of type `t` is `const` (for an array: its elements are)."""
+    while not (t.is_const_qualified() or t.get_canonical().is_const_qualified()):
+        if t.get_canonical().kind not in (TypeKind.CONSTANTARRAY, TypeKind.INCOMPLETEARRAY):
+            return False
+        # libclang drops the element's qualifiers from a canonical array type: step through
+        # the type as written, and through the canonical type only behind a typedef
+        t = t.get_array_element_type() if t.kind in (TypeKind.CONSTANTARRAY,
+                                                     TypeKind.INCOMPLETEARRAY) else \
+            t.get_canonical().get_array_element_type()
+    return True
+
+
+class _Items:
+    """The initialisers of one brace level, consumed in order."""
+
+    def __init__(self, cursors: list[Cursor]):
+        self.cursors, self.pos = cursors, 0
+
+    def peek(self) -> Cursor | None:
+        return self.cursors[self.pos] if self.pos < len(self.cursors) else None
+
+    def take(self) -> Cursor:
+        self.pos += 1
+        return self.cursors[self.pos - 1]
+
+
+class ConstantEvaluator:
+    """C initialisers → Constant trees; `address_of(var)` names the global of a variable,
+    `string(bytes)` the global of a string literal."""
+
+    def __init__(self, address_of, string):
+        self.address_of = address_of
+        self.string = string
+
+    def evaluate(self, t, init: Cursor | None) -> Constant:
+        if init is None:
+            return None
+        if init.kind == CursorKind.INIT_LIST_EXPR:
+            return self.braced(t, list(init.get_children()))
+        return self.object(t, _Items([init]))
+
+    def braced(self, t, kids: list[Cursor]) -> Constant:
+        c = c_types.canonical(t)
+        items = _Items(kids)
+        if c.kind == TypeKind.CONSTANTARRAY:
+            elem = c.get_array_element_type()
+            out = [self.object(elem, items) for _ in range(c.get_array_size())
+                   if items.peek() is not None]
+            return out + [None] * (c.get_array_size() - len(out))
+        if c.kind == TypeKind.RECORD:
+            return self.fields(c, items)
+        return self.object(t, items) if kids else None  # `{x}` for a scalar
+
+    def object(self, t, items: _Items) -> Constant:
+        """One object of type `t` from the items at this brace level (C11 6.7.9p20)."""
+        c = c_types.canonical(t)
+        first = items.peek()
+        if first.type.kind == TypeKind.VOID:  # a designated initialiser
+            raise Unevaluated(first)
+        if c.kind in (TypeKind.CONSTANTARRAY, TypeKind.RECORD):
+            if first.kind == CursorKind.INIT_LIST_EXPR:
+                return self.braced(t, list(items.take().get_children()))
+            if c.kind == TypeKind.CONSTANTARRAY and strip(first).kind == CursorKind.STRING_LITERAL:
+                data = string_bytes(strip(items.take()))[:c.get_array_size()]
+                return list(data) + [None] * (c.get_array_size() - len(data))
+            if c.kind == TypeKind.RECORD:
+                if c_types.canonical(first.type).kind == TypeKind.RECORD:
+                    raise Unevaluated(first)  # a struct value, not its members
+                return self.fields(c, items)
+            return [self.object(c.get_array_element_type(), items)
+                    if items.peek() is not None else None for _ in range(c.get_array_size())]
+        item = items.take()
+        if item.kind == CursorKind.INIT_LIST_EXPR:
+            return self.braced(t, list(item.get_children()))
+        return self.scalar(c, item)
+
+    def fields(self, c, items: _Items) -> list:
+        layout = c_types.struct_type(c)
+        out: list = [None] * len(layout.types)
+        for f in c.get_fields():
+            if items.peek() is None:
+                break
+            out[c_types.field_index(c, f.spelling)] = self.object(f.type, items)
+        return out
+
+    def scalar(self, t, item: Cursor) -> Constant:
+        if c_types.is_pointer(t):
+            return self.pointer(item)
+        value = evaluate(item)
+        if value is None:
+            raise Unevaluated(item)
+        if c_types.is_float(t):
+            return _as_float(float(value), c_types.integer_width(t))
+        return int(value)
+
+    def pointer(self, item: Cursor) -> Constant:
+        inner = strip(item)
+        while inner.kind == CursorKind.CSTYLE_CAST_EXPR:
+            inner = strip(list(inner.get_children())[-1])
+        if inner.kind == CursorKind.STRING_LITERAL:
+            return Address(self.string(string_bytes(inner)))
+        if inner.kind == CursorKind.UNARY_OPERATOR and unary_operator(inner)[0] == "&":
+            target = strip(next(inner.get_children()))
+            if _is_static_object(target):
+                return Address(self.address_of(target.referenced))
+        if _is_static_object(inner) and c_types.is_array(inner.referenced.type):
+            return Address(self.address_of(inner.referenced))
+        if inner.kind == CursorKind.INTEGER_LITERAL and evaluate(inner) == 0:
+            return None
+        raise Unevaluated(item)
+
+
+def _is_static_object(c: Cursor) -> bool:
+    var = c.referenced if c.kind == CursorKind.DECL_REF_EXPR else None
+    return var is not None and var.kind == CursorKind.VAR_DECL and \
+        (var.semantic_parent.kind != CursorKind.FUNCTION_DECL or
+         var.storage_class.name in ("STATIC", "EXTERN"))
+
+
+def _as_float(value: float, width: int) -> float:
+    """The value as the C float type of `width` bits holds it (rounded once, as C does)."""
+    return struct.unpack("f", struct.pack("f", value))[0] if width == 32 else value
+
+
+def _is_zero(value: Constant) -> bool:
+    if isinstance(value, list):
+        return all(_is_zero(v) for v in value)
+    return value is None or (not isinstance(value, Address) and value == 0 and
+                             math.copysign(1, value) > 0)  # -0.0 is not all-zero bits
+
+
+def _numbers(value: Constant) -> list[int | float] | None:
+    """The flattened numbers of a scalar or an array of scalars; None if anything else."""
+    if isinstance(value, list):
+        out = []
+        for v in value:
+            flat = _numbers(v)
+            if flat is None:
+                return None
+            out += flat
+        return out
+    if isinstance(value, Address):
+        return None
+    return [0 if value is None else value]
+
+
+def _signed(value: int, t: IntegerType) -> int:
+    width = t.width.data
+    value &= (1 << width) - 1
+    return value - (1 << width) if width > 1 and value >= 1 << (width - 1) else value
+
+
+def _shape(t: Attribute) -> tuple[list[int], Attribute]:
+    dims = []
+    while isinstance(t, llvm.LLVMArrayType):
+        dims.append(t.size.data)
+        t = t.type
+    return dims, t
+
+
+def global_op(symbol: str, mlir_type: Attribute, value: Constant, linkage: str,
+              constant: bool) -> llvm.GlobalOp:
+    """The `llvm.mlir.global` holding `value` (a definition)."""
+    dims, scalar = _shape(mlir_type)
+    numbers = None if isinstance(scalar, llvm.LLVMStructType) or scalar == LLVM_PTR else \
+        _numbers(value)
+    if _is_zero(value) or numbers is None:
+        region = Region(Block())
+        with_ops = _RegionBuilder(region.block)
+        region.block.add_op(llvm.ReturnOp(with_ops.value(mlir_type, value)))
+        return llvm.GlobalOp(mlir_type, symbol, linkage, constant=constant, body=region)
+    if isinstance(scalar, IntegerType):
+        numbers = [_signed(int(n), scalar) for n in numbers]
+    if not dims:
+        attr = IntegerAttr(numbers[0], scalar) if isinstance(scalar, IntegerType) else \
+            FloatAttr(float(numbers[0]), scalar)
+    else:
+        attr = DenseIntOrFPElementsAttr.from_list(TensorType(scalar, dims), numbers)
+    return llvm.GlobalOp(mlir_type, symbol, linkage, constant=constant, value=attr)
+
+
+def declaration_op(symbol: str, mlir_type: Attribute, constant: bool) -> llvm.GlobalOp:
+    """An external global defined in another object."""
+    return llvm.GlobalOp(mlir_type, symbol, "external", constant=constant)
+
+
+class _RegionBuilder:
+    """A constant as the ops of an initialiser region: zero, constants, addresses, and
+    aggregates built with `llvm.insertvalue`."""
+
+    def __init__(self, block: Block):
+        self.block = block
+
+    def add(self, op) -> SSAValue:
+        self.block.add_op(op)
+        return op.results[0]
+
+    def value(self, t: Attribute, value: Constant) -> SSAValue:
+        if _is_zero(value):
+            return self.add(llvm.ZeroOp(result_types=[t]))
+        if isinstance(value, Address):
+            return self.add(llvm.AddressOfOp(value.symbol, LLVM_PTR))
+        if not isinstance(value, list):
+            attr = IntegerAttr(_signed(int(value), t), t) if isinstance(t, IntegerType) else \
+                FloatAttr(float(value), t)
+            return self.add(llvm.ConstantOp(attr, t))
+        members = [t.type] * t.size.data if isinstance(t, llvm.LLVMArrayType) else list(t.types)
+        agg = self.add(llvm.UndefOp(t))
+        for i, (member_t, v) in enumerate(zip(members, value, strict=True)):
+            agg = self.add(llvm.InsertValueOp(DenseArrayBase.from_list(i64, [i]), agg,
+                                              self.value(member_t, v)))
+        return agg

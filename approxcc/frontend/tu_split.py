@@ -1,0 +1,156 @@
+"""The translation-unit split: what the frontend cannot compile goes to the system compiler.
+
+An unannotated function the frontend cannot handle (a CompileError while emitting it) is not
+an error: the driver compiles it with `cc` (`c++` for C++) from the *remainder*, an in-memory
+copy of the source in which every function the MLIR module defines has its body replaced by
+`;`, and links both objects. Annotated functions never fall back: their errors stand.
+
+Who defines what, so that every symbol is defined exactly once:
+
+* functions: the MLIR module defines the functions it emitted; the remainder the others.
+* file-scope variables: the MLIR module defines them when there is no remainder. With a
+  remainder, the remainder defines every one of them exactly as written (any initialiser
+  the C compiler accepts) and the MLIR module only declares the ones it uses (`external`,
+  no initialiser), so no initialiser is ever rewritten. `static` locals stay with the
+  function that holds them. (A `static` variable defined in a header has an MLIR copy and
+  a remainder copy; constant tables are fine, a mutable one would be two objects.)
+* internal symbols used across the split (a `static` function emitted by MLIR and called from
+  the remainder, a fallback `static` function called from MLIR, a `static` variable used by
+  MLIR): both sides name the entity `__approx_<digest>_<name>` with external linkage, the
+  digest taken from the source path and text so that two translation units never collide.
+  The remainder gets `#define <name> __approx_<digest>_<name>` before line 1 and loses the
+  `static` (and `inline`) keywords of the entity's declarations; the macro renames every use
+  consistently within the remainder (struct members of the same name included, which is
+  harmless: no layout changes). In the MLIR module the symbol is renamed and made public. For
+  C++ the new name goes through the entity's mangling (`_ZL6helperi` → `_Z19__approx_…i`).
+  When one `static` declares several variables, all of them are renamed.
+
+Headers: only the main file's definitions are emitted or split. A header's `static` or
+`inline` function that MLIR code calls gets a private copy in the module (ModuleEmitter.declare):
+nothing else defines it — the remainder's copy is internal to the remainder — and a copy keeps
+the call inlinable. If the frontend cannot compile that copy, the calling function falls back
+(unannotated) or the error stands, at the header's line (annotated).
+
+`#line 1 "<source>"` keeps `__FILE__` and the compiler's diagnostics on the user's file; the
+driver adds `-iquote <source dir>` so that `#include "..."` finds what it found before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from clang.cindex import Cursor, CursorKind
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
+)
+from xdsl.ir import Attribute
+
+from approxcc.diagnostics import CompileError
+from approxcc.frontend.cursors import location
+from approxcc.frontend.global_vars import is_read_only
+
+_SPECIFIERS_DROPPED = ("static", "inline", "__inline", "__inline__")
+
+
+@dataclass
+class Plan:
+    """What the remainder must change: bodies to drop, internal entities to rename."""
+
+    emitted: list[Cursor] = field(default_factory=list)      # function definitions in MLIR
+    renamed: dict[Cursor, str] = field(default_factory=dict)  # canonical entity → link name
+    needed: bool = False                                      # False: the remainder is empty
+
+
+def link_name(path: str, source: str, name: str) -> str:
+    digest = hashlib.sha256(f"{Path(path).resolve()}\0{source}".encode()).hexdigest()[:8]
+    return f"__approx_{digest}_{name}"
+
+
+def external_mangling(entity: Cursor, new: str, cplusplus: bool) -> str:
+    """The symbol of `entity` once renamed to `new` and given external linkage."""
+    if not cplusplus:
+        return new
+    name, mangled = entity.spelling, entity.mangled_name
+    internal = f"L{len(name)}{name}"
+    if internal not in mangled:
+        raise CompileError("an internal C++ entity used across the approxcc/C++ split is not "
+                           "supported by the approxcc C frontend yet", location(entity))
+    renamed = mangled.replace(internal, f"{len(new)}{new}", 1)
+    plain = entity.kind == CursorKind.VAR_DECL and renamed == f"_Z{len(new)}{new}"
+    return new if plain else renamed  # variables at global scope are not mangled
+
+
+def static_token(decl: Cursor) -> int | None:
+    """Offset of the `static` keyword among the specifiers of a declaration."""
+    for t in decl.get_tokens():
+        if t.extent.start.offset >= decl.location.offset:
+            return None
+        if t.spelling == "static":
+            return t.extent.start.offset
+    return None
+
+
+def _external_linkage(decl: Cursor, cplusplus: bool) -> list[tuple[int, int, bytes]]:
+    """Edits that give a declaration external linkage: `static` and `inline` blanked; a C++
+    `const` variable (internal unless `extern`) gets `extern` (`static` becomes `extern`)."""
+    specifiers = [t for t in decl.get_tokens() if t.extent.start.offset < decl.location.offset]
+    extern = cplusplus and decl.kind == CursorKind.VAR_DECL and is_read_only(decl.type)
+    edits = [(t.extent.start.offset, t.extent.end.offset,
+              b"extern" if extern and t.spelling == "static" else b" " * len(t.spelling))
+             for t in specifiers if t.spelling in _SPECIFIERS_DROPPED]
+    if extern and not any(t.spelling in ("static", "extern") for t in specifiers):
+        start = decl.extent.start.offset
+        edits.append((start, start, b"extern "))
+    return edits
+
+
+def remainder(source: str, path: str, declarations: list[Cursor], plan: Plan,
+              cplusplus: bool) -> str:
+    """The source the system compiler compiles; `declarations` are the main file's top-level
+    declarations (through namespaces and `extern "C"` blocks)."""
+    if not plan.needed:
+        return ""
+    text = source.encode()
+    edits: list[tuple[int, int, bytes]] = []
+    for fn in plan.emitted:
+        body = next(k for k in fn.get_children() if k.kind == CursorKind.COMPOUND_STMT)
+        start, end = body.extent.start.offset, body.extent.end.offset
+        edits.append((start, end, b";" + b"\n" * text.count(b"\n", start, end)))
+    for decl in declarations:
+        if decl.canonical in plan.renamed:
+            edits += _external_linkage(decl, cplusplus)
+    for start, end, new in sorted(set(edits), reverse=True):
+        text = text[:start] + new + text[end:]
+    prelude = "".join(f"#define {c.spelling} {name}\n"
+                      for c, name in sorted(plan.renamed.items(), key=lambda kv: kv[1]))
+    quoted = path.replace("\\", "\\\\").replace('"', '\\"')
+    return f'{prelude}#line 1 "{quoted}"\n' + text.decode()
+
+
+def rename_symbols(module: ModuleOp, names: dict[str, str]) -> None:
+    """Rename symbols (definitions and every reference) throughout the module."""
+    if not names:
+        return
+
+    def renamed(attr: Attribute) -> Attribute:
+        if isinstance(attr, SymbolRefAttr) and attr.root_reference.data in names:
+            return SymbolRefAttr(names[attr.root_reference.data], attr.nested_references)
+        if isinstance(attr, ArrayAttr):
+            return ArrayAttr([renamed(a) for a in attr.data])
+        if isinstance(attr, DictionaryAttr):
+            return DictionaryAttr({k: renamed(v) for k, v in attr.data.items()})
+        return attr
+
+    for op in module.walk():
+        for store in (op.properties, op.attributes):
+            for key, attr in list(store.items()):
+                if key == "sym_name" and isinstance(attr, StringAttr):
+                    store[key] = StringAttr(names.get(attr.data, attr.data))
+                else:
+                    store[key] = renamed(attr)
