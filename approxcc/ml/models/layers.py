@@ -1,0 +1,78 @@
+"""Building blocks shared by the decoder models: RMSNorm, RoPE, cached attention."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+Cache = dict[str, list[jax.Array]]
+
+
+def rms_norm(x: jax.Array, scale: jax.Array, eps: float) -> jax.Array:
+    """``x / rms(x) * scale`` over the last axis (GGUF stores Gemma's ``1 + w`` as scale)."""
+    var = jnp.mean(x * x, axis=-1, keepdims=True)
+    return x * jax.lax.rsqrt(var + eps) * scale
+
+
+def rope(x: jax.Array, positions: jax.Array, base: float, interleaved: bool) -> jax.Array:
+    """Rotary embedding of ``x`` (S, heads, head_dim) at ``positions`` (S,).
+
+    ``interleaved`` rotates pairs ``(x[2i], x[2i+1])`` (llama.cpp's "normal" mode: its
+    converter permutes llama Q/K rows for it); otherwise halves (NeoX mode, Gemma).
+    """
+    half = x.shape[-1] // 2
+    inv_freq = base ** (-jnp.arange(half, dtype=jnp.float32) * 2.0 / x.shape[-1])
+    angles = positions.astype(jnp.float32)[:, None] * inv_freq[None, :]
+    cos, sin = jnp.cos(angles)[:, None, :], jnp.sin(angles)[:, None, :]
+    if interleaved:
+        pairs = x.reshape(*x.shape[:-1], half, 2)
+        a, b = pairs[..., 0], pairs[..., 1]
+        return jnp.stack([a * cos - b * sin, a * sin + b * cos], axis=-1).reshape(x.shape)
+    a, b = x[..., :half], x[..., half:]
+    return jnp.concatenate([a * cos - b * sin, b * cos + a * sin], axis=-1)
+
+
+def init_cache(n_layers: int, max_len: int, n_kv_heads: int, head_dim: int) -> Cache:
+    """Zeroed KV cache: ``k``/``v`` lists of one (max_len, kv_heads, head_dim) float32 array
+    a layer (separate arrays: IREE copies a whole stacked cache on every layer's update)."""
+    shape = (max_len, n_kv_heads, head_dim)
+    return {kind: [jnp.zeros(shape, jnp.float32) for _ in range(n_layers)]
+            for kind in ("k", "v")}
+
+
+def cached_attention(
+    q: jax.Array,
+    k: jax.Array,
+    v: jax.Array,
+    cache: Cache,
+    layer: int,
+    pos: jax.Array,
+    scale: float,
+    window: int = 0,
+) -> tuple[jax.Array, Cache]:
+    """Write ``k``/``v`` (S, kv_heads, hd) at ``pos`` into ``cache[layer]``; attend ``q``.
+
+    ``q`` is (S, heads, hd) for positions ``pos .. pos+S-1``; keys after a query's position,
+    and with ``window`` > 0 keys ``window`` or more positions before it, are masked. Returns
+    (S, heads*hd) and the updated cache.
+    """
+    zero = jnp.zeros((), jnp.int32)
+    keys = jax.lax.dynamic_update_slice(cache["k"][layer], k, (pos, zero, zero))
+    values = jax.lax.dynamic_update_slice(cache["v"][layer], v, (pos, zero, zero))
+    cache = {
+        "k": [*cache["k"][:layer], keys, *cache["k"][layer + 1:]],
+        "v": [*cache["v"][:layer], values, *cache["v"][layer + 1:]],
+    }
+    s, heads, hd = q.shape
+    max_len, kv_heads, _ = keys.shape
+    grouped = q.reshape(s, kv_heads, heads // kv_heads, hd)
+    scores = jnp.einsum("skgd,tkd->kgst", grouped, keys) * scale
+    q_pos = pos + jnp.arange(s, dtype=jnp.int32)
+    k_pos = jnp.arange(max_len, dtype=jnp.int32)
+    visible = k_pos[None, :] <= q_pos[:, None]
+    if window:
+        visible &= q_pos[:, None] - k_pos[None, :] < window
+    scores = jnp.where(visible, scores, jnp.finfo(jnp.float32).min)
+    probs = jax.nn.softmax(scores, axis=-1)
+    out = jnp.einsum("kgst,tkd->skgd", probs, values)
+    return out.reshape(s, heads * hd), cache

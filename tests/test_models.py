@@ -1,0 +1,176 @@
+"""Real models from GGUF: loaders, tokenizers, JAX decoding, IREE decoding.
+
+The ``slow`` tests load the real weights and compile through IREE (vmfbs are cached under
+``~/.cache/approxcc/models``, so later runs skip compilation).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from approxcc.ml.models import DecoderModel, load_model
+from approxcc.ml.models.decode import (
+    JaxRunner,
+    generate,
+    greedy,
+    nll,
+    prompt_ids,
+    skip_layers,
+)
+from approxcc.ml.models.gguf_loader import GGUFFile, gemma3_path, smollm2_path
+from approxcc.ml.models.tokenizer import BYTE, TextTokenizer, tokenizer_from_gguf
+from approxcc.ml.models.weights import cast_matrices, quantize_int8, stack_layers
+
+SAMPLES = [
+    "The capital of France is Paris.",
+    "Hello world!  12345 naïve café 🙂\n\tend",
+    "def f(x):\n    return x ** 2  # square",
+]
+QUESTION = "What is the capital of France?"
+GEMMA_PROMPT = "Question: What is the capital of France?\nAnswer:"
+EIFFEL = ("The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, "
+          "France. It is named after the engineer Gustave Eiffel, whose company designed and "
+          "built the tower.")
+
+
+# `make test` installs the model packages first (make setup): a missing model is a failure.
+@pytest.fixture(scope="module")
+def smol_gguf() -> GGUFFile:
+    return GGUFFile(smollm2_path())
+
+
+@pytest.fixture(scope="module")
+def gemma_gguf() -> GGUFFile:
+    return GGUFFile(gemma3_path())
+
+
+def _model(name: str) -> DecoderModel:
+    return load_model(name)
+
+
+@pytest.fixture(scope="module")
+def smol() -> DecoderModel:
+    return _model("smollm2")
+
+
+@pytest.fixture(scope="module")
+def gemma() -> DecoderModel:
+    return _model("gemma3")
+
+
+def test_smollm2_metadata_and_tokenizer(smol_gguf: GGUFFile) -> None:
+    assert smol_gguf.architecture == "llama"
+    assert smol_gguf.get(".block_count") == 30
+    tok = tokenizer_from_gguf(smol_gguf)
+    assert (tok.bos_id, tok.eos_id, tok.add_bos) == (1, 2, False)
+    assert tok.token_id("<|im_start|>") == 1 and tok.token_id("<|im_end|>") == 2
+    assert tok.encode("<|im_start|>user\nHi<|im_end|>")[0] == 1
+    assert tok.encode("<|im_start|>user\nHi<|im_end|>")[-1] == 2
+    for text in SAMPLES:
+        assert tok.decode(tok.encode(text)) == text
+    # single digits, as llama.cpp's smollm pre-tokenizer splits them
+    assert len(tok.encode("12345")) == 5
+
+
+def test_smollm2_chat_template(smol_gguf: GGUFFile) -> None:
+    tok = tokenizer_from_gguf(smol_gguf)
+    rendered = tok.apply_chat_template([{"role": "user", "content": "Hi"}])
+    assert rendered == (
+        "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging "
+        "Face<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
+    )
+
+
+def _spm_reference(text: str, g: GGUFFile) -> list[int]:
+    """llama.cpp's SentencePiece BPE: merge the best-scoring adjacent pair, leftmost first."""
+    tokens = g.array("tokenizer.ggml.tokens") or []
+    scores = g.array("tokenizer.ggml.scores") or []
+    types = g.array("tokenizer.ggml.token_type") or []
+    vocab = {t: i for i, t in enumerate(tokens) if types[i] in (1, 4)}
+    byte_ids = {t: i for i, t in enumerate(tokens) if types[i] == BYTE}
+    symbols = list(text.replace(" ", "▁"))
+    while True:
+        best: tuple[float, int] | None = None
+        for i in range(len(symbols) - 1):
+            merged = vocab.get(symbols[i] + symbols[i + 1])
+            if merged is not None and (best is None or scores[merged] > best[0]):
+                best = (scores[merged], i)
+        if best is None:
+            break
+        i = best[1]
+        symbols[i:i + 2] = [symbols[i] + symbols[i + 1]]
+    ids: list[int] = []
+    for s in symbols:
+        ids += [vocab[s]] if s in vocab else [byte_ids[f"<0x{b:02X}>"] for b in s.encode()]
+    return ids
+
+
+def test_gemma3_tokenizer(gemma_gguf: GGUFFile) -> None:
+    tok = tokenizer_from_gguf(gemma_gguf)
+    assert (tok.bos_id, tok.eos_id, tok.add_bos) == (2, 1, True)
+    assert tok.token_id("<start_of_turn>") == 105 and tok.token_id("<end_of_turn>") == 106
+    assert tok.stop_ids == {1, 106}
+    for text in SAMPLES:
+        ids = tok.encode(text)
+        assert ids[0] == 2
+        assert tok.decode(ids) == text
+    for text in (SAMPLES[0], "naïve café 🙂 unbelievably ξένος", EIFFEL):
+        assert tok.encode(text, add_bos=False) == _spm_reference(text, gemma_gguf)
+    # user-defined tokens (whitespace runs, newlines) are matched verbatim
+    assert tok.encode("a\n\nb", add_bos=False)[1] == tok.token_id("\n\n")
+
+
+def _tiny(model: DecoderModel) -> DecoderModel:
+    return skip_layers(model, set(range(2, model.config.n_layers)))
+
+
+@pytest.mark.slow
+def test_weight_rewrites_keep_the_model_close(smol: DecoderModel) -> None:
+    tiny = _tiny(smol)
+    assert tiny.config.n_layers == 2 and len(tiny.params["layers"]) == 2
+    ids = smol.tokenizer.encode(EIFFEL)
+    exact = nll(tiny, ids)
+    assert nll(tiny.with_params(stack_layers(tiny.params)), ids) == pytest.approx(exact, 1e-5)
+    assert nll(tiny.with_params(cast_matrices(tiny.params, "bfloat16")), ids) == pytest.approx(
+        exact, rel=0.02)
+    assert nll(tiny.with_params(quantize_int8(tiny.params)), ids) == pytest.approx(
+        exact, rel=0.02)
+
+
+def _check_iree(model: DecoderModel, ids: list[int]) -> str:
+    from approxcc.ml.models.iree_decode import IreeRunner
+
+    iree, jax_runner = IreeRunner(model), JaxRunner(model)
+    want, got = jax_runner.prefill(ids), iree.prefill(ids)
+    tol = 1e-4 * float(np.abs(want).max()) + 1e-3
+    assert np.abs(got - want).max() < tol
+    token, pos = int(np.argmax(want)), len(ids)
+    for _ in range(3):
+        want, got = jax_runner.decode(token, pos), iree.decode(token, pos)
+        assert np.abs(got - want).max() < tol
+        assert int(np.argmax(got)) == int(np.argmax(want))
+        token, pos = int(np.argmax(want)), pos + 1
+    return greedy(iree, model.tokenizer, ids, 16).text
+
+
+@pytest.mark.slow
+def test_smollm2_answers_paris(smol: DecoderModel) -> None:
+    assert "Paris" in generate(smol, QUESTION, 16).text
+    ids = prompt_ids(smol, QUESTION)
+    assert "Paris" in _check_iree(smol, ids)
+
+
+@pytest.mark.slow
+def test_gemma3_answers_paris(gemma: DecoderModel) -> None:
+    assert gemma.config.layer_windows.count(0) == 3  # layers 5, 11, 17 are global
+    assert "Paris" in generate(gemma, GEMMA_PROMPT, 12).text
+    ids = prompt_ids(gemma, GEMMA_PROMPT)
+    assert ids[0] == gemma.tokenizer.bos_id
+    assert "Paris" in _check_iree(gemma, ids)
+
+
+def test_text_tokenizer_without_template_rejects_chat(gemma_gguf: GGUFFile) -> None:
+    tok: TextTokenizer = tokenizer_from_gguf(gemma_gguf)
+    with pytest.raises(ValueError, match="ChatML"):
+        tok.apply_chat_template([{"role": "user", "content": "Hi"}])
