@@ -1,4 +1,5 @@
-"""The `approxcc` command line: `approxcc build` (the compiler driver) and `approxcc opt`."""
+"""The `approxcc` command line: the compiler driver (`approxcc build ARGS` or clang-style
+`approxcc ARGS`), `approxcc opt`, `tune` and `report`."""
 
 from __future__ import annotations
 
@@ -7,22 +8,34 @@ from pathlib import Path
 
 import click
 
-from approxcc import __version__
-from approxcc.diagnostics import CompileError
+from approxcc.diagnostics import CompileError, report
 
 
 def _fail(err: CompileError) -> None:
-    click.echo(err.diagnostic.render(), err=True)
+    report(err.diagnostic)
     sys.exit(1)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="approxcc")
+def cli() -> None:
+    """approxcc: accuracy-aware compiler for C/C++ and JAX.
+
+    `approxcc [clang flags] files...` (no subcommand) is the same compiler driver as
+    `approxcc build`: it takes clang's command line (see `approxcc build --help`).
+    """
+
+
 def main() -> None:
-    """approxcc: accuracy-aware compiler for C/C++ and JAX."""
+    """The console script: a subcommand, or (first argument not one) a clang command line."""
+    args = sys.argv[1:]
+    if args and args[0] not in cli.commands and args[0] not in ("-h", "--help"):
+        from approxcc.driver.build import main as driver
+
+        sys.exit(driver(args))
+    cli()
 
 
-@main.command("opt")
+@cli.command("opt")
 @click.argument("input_file", metavar="FILE.mlir", default="-")
 @click.option("--pass-pipeline", "pipeline", default="",
               help="Comma-separated passes, e.g. "
@@ -41,51 +54,14 @@ def opt_cmd(input_file: str, pipeline: str, print_ir_after_all: bool, split_inpu
         _fail(err)
 
 
-@main.command("build", context_settings={"ignore_unknown_options": False})
-@click.argument("sources", nargs=-1, required=True)
-@click.option("-o", "output", help="Output file.")
-@click.option("--config", type=click.Path(), help="Knob configuration (JSON) to build.")
-@click.option("--tunable", is_flag=True,
-              help="One binary for every configuration: knob parameters are read at start-up "
-                   "from the JSON file named by $APPROX_CONFIG (exact when unset).")
-@click.option("-O", "opt_level", type=click.IntRange(0, 3), default=2, show_default=True,
-              help="Optimisation level (-O0..-O3).")
-@click.option("-S", "text", is_flag=True, help="Emit text instead of a binary (see --emit).")
-@click.option("--emit", type=click.Choice(["approx", "mlir", "llvm", "asm"]), default=None,
-              help="With -S: approx (MLIR with approx ops), mlir (core), llvm (IR), asm.")
-@click.option("-c", "compile_only", is_flag=True, help="Compile to object files only.")
-@click.option("-I", "includes", multiple=True, help="Add an include directory.")
-@click.option("-D", "defines", multiple=True, help="Define a macro.")
-@click.option("-U", "undefines", multiple=True, help="Undefine a macro.")
-@click.option("-std", "std", help="Language standard, e.g. -std=c11.")
-@click.option("-l", "libs", multiple=True, help="Link a library.")
-@click.option("-L", "libdirs", multiple=True, help="Add a library directory.")
-@click.option("-###", "print_jobs", is_flag=True, help="Print the jobs, run nothing.")
-def build_cmd(sources: tuple[str, ...], output: str | None, config: str | None, tunable: bool,
-              opt_level: int,
-              text: bool, emit: str | None, compile_only: bool, includes: tuple[str, ...],
-              defines: tuple[str, ...], undefines: tuple[str, ...], std: str | None,
-              libs: tuple[str, ...], libdirs: tuple[str, ...], print_jobs: bool) -> None:
-    """Compile C/C++ sources with approx annotations into an executable."""
-    from approxcc.driver.build import Options, build
+@cli.command("build", add_help_option=False,
+             context_settings={"ignore_unknown_options": True, "help_option_names": []})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def build_cmd(args: tuple[str, ...]) -> None:
+    """Compile and link C/C++ (clang's flags, `--help` lists them), or build a .py model."""
+    from approxcc.driver.build import main as driver
 
-    clang_args = [f"-I{i}" for i in includes] + [f"-D{d}" for d in defines] + \
-        [f"-U{u}" for u in undefines] + ([f"-std={std.lstrip('=')}"] if std else [])
-    clang_args.append(f"-I{Path(__file__).resolve().parents[1] / 'runtime'}")
-    if config and tunable:
-        raise click.UsageError("--config builds one configuration, --tunable all of them: "
-                               "choose one")
-    opts = Options(list(sources), output, config, tunable, opt_level,
-                   emit=(emit or "asm") if text else None, compile_only=compile_only,
-                   clang_args=clang_args,
-                   link_args=[f"-L{d}" for d in libdirs] + [f"-l{lib}" for lib in libs],
-                   print_jobs=print_jobs)
-    if emit and not text:
-        raise click.UsageError("--emit needs -S")
-    try:
-        sys.exit(build(opts))
-    except CompileError as err:
-        _fail(err)
+    sys.exit(driver(list(args)))
 
 
 def _budgets(text: str) -> list[float]:
@@ -119,7 +95,7 @@ def _seconds(text: str) -> float:
     return value
 
 
-@main.command("tune")
+@cli.command("tune")
 @click.argument("target", metavar="[DIR | approx.toml]", default=".")
 @click.option("--qos-budget", "budgets", required=True,
               help="QoS loss budgets, e.g. 3%,6%,9%: one configuration per budget.")
@@ -175,7 +151,7 @@ def tune_cmd(target: str, budgets: str, time_limit: str, parallel: int, seed: in
         sys.exit(130)
 
 
-@main.command("report")
+@cli.command("report")
 @click.argument("db_path", metavar="[DB]", default="tuned/results.db")
 @click.option("--out", "out", type=click.Path(),
               help="Where to write configs and pareto.png (default: beside the DB).")

@@ -110,7 +110,9 @@ def test_separate_compilation_and_defines(counting: Path) -> None:
 def test_print_jobs_runs_nothing(counting: Path) -> None:
     tmp = counting.parent
     jobs = approxcc("build", str(counting), "-Iinc", "-O3", "-o", "never", "-###", cwd=tmp)
-    lines = jobs.stderr.splitlines()
+    # clang's layout: the version banner, then one line per job, indented by a space
+    assert jobs.stderr.startswith("approxcc version ")
+    lines = [line for line in jobs.stderr.splitlines() if line.startswith(" ")]
     tools = [Path(line.split()[0]).name for line in lines]
     assert tools == ["approxcc-frontend", "approxcc-opt", "mlir-opt", "mlir-translate", "opt",
                      "llc", "cc", "cc"]  # the remainder (frontend/tu_split.py), the link

@@ -6,6 +6,8 @@ The ``slow`` tests load the real weights and compile through IREE (vmfbs are cac
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -174,3 +176,54 @@ def test_text_tokenizer_without_template_rejects_chat(gemma_gguf: GGUFFile) -> N
     tok: TextTokenizer = tokenizer_from_gguf(gemma_gguf)
     with pytest.raises(ValueError, match="ChatML"):
         tok.apply_chat_template([{"role": "user", "content": "Hi"}])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16", "int8"])
+def test_iree_linear_is_one_fused_dispatch(dtype: str, tmp_path: Path) -> None:
+    """A low-precision weight argument is widened inside the matvec (issue #8): no separate
+    dispatch writes a float32 copy of it on every call."""
+    import re
+    import subprocess
+
+    import iree.runtime as ireert
+    import jax
+    import ml_dtypes
+
+    from approxcc.ml.models.iree_decode import (
+        CPU_FLAGS,
+        DEFAULT_MODE,
+        _to_device,
+        export_mlir,
+        iree_compile_path,
+    )
+    from approxcc.ml.models.weights import linear, quantize_matrix
+
+    rng = np.random.default_rng(0)
+    w32 = rng.standard_normal((1536, 576)).astype(np.float32)  # as SmolLM2 w_up
+    x = rng.standard_normal((1, 576)).astype(np.float32)
+    if dtype == "int8":
+        w = quantize_matrix(w32, 64)
+        ref = x @ np.asarray(w.dequantize()).T
+    else:
+        npt = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
+        w = w32.astype(npt)
+        ref = x @ w.astype(np.float32).T
+    src = tmp_path / "lin.mlir"
+    src.write_text(export_mlir(lambda w, x: linear(x, w), w, x, mode=DEFAULT_MODE))
+    dump = tmp_path / "dump"
+    subprocess.run([iree_compile_path(), *CPU_FLAGS,
+                    f"--iree-hal-dump-executable-sources-to={dump}", str(src),
+                    "-o", str(tmp_path / "lin.vmfb")], check=True)
+    # dispatch function names say what they do: "..._matvec_like_1536x576_f32", or
+    # "..._elementwise_884736_bf16xf32" for a standalone widening of the weight
+    names = sorted(re.findall(r"func\.func @(\w+)", "".join(
+        p.read_text() for p in dump.glob("*.mlir"))))
+    assert len(names) == (2 if dtype == "int8" else 1), names  # int8: + sum over groups
+    assert all("matvec" in n for n in names), names
+    config = ireert.Config("local-sync")
+    ctx = ireert.SystemContext(config=config)
+    module = ireert.VmModule.mmap(config.vm_instance, str(tmp_path / "lin.vmfb"))
+    ctx.add_vm_module(module)
+    args = [_to_device(config.device, a) for a in jax.tree_util.tree_leaves(w)]
+    got = np.asarray(ctx.modules[module.name]["main"](*args, x).to_host())
+    np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)

@@ -21,7 +21,7 @@ from xdsl.passes import ModulePass
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
 
-from approxcc.diagnostics import CompileError, SourceLocation
+from approxcc.diagnostics import CompileError, SourceLocation, report
 from approxcc.dialect import Approx, verify_knobs
 from approxcc.lowering.registry import parse_pipeline
 
@@ -101,7 +101,7 @@ def run_opt(input_path: str, pipeline: str, print_ir_after_all: bool, split_inpu
         except CompileError as err:
             if not split_input_file:
                 raise
-            print(err.diagnostic.render(), file=sys.stderr)
+            report(err.diagnostic)
             status = 1
     printed = f"{SPLIT_MARKER}\n".join(results)
     if output == "-":

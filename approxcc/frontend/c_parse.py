@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,7 @@ class CompiledUnit:
 
     module: ModuleOp
     remainder: str
+    tu: TranslationUnit  # the files it includes make the dependency files (driver/depfile.py)
 
 
 def is_cplusplus(path: str) -> bool:
@@ -46,13 +48,25 @@ def parse(path: str, clang_args: list[str], source: str | None = None,
     except TranslationUnitLoadError:
         raise CompileError(f"cannot parse '{path}'") from None
     for d in tu.diagnostics:
+        loc = d.location
+        where = SourceLocation(loc.file.name, loc.line, loc.column) if loc.file else None
         if d.severity >= ClangDiagnostic.Error:
-            loc = d.location
-            where = SourceLocation(loc.file.name, loc.line, loc.column) if loc.file else None
             if where and origin and where.file == tu.spelling:
                 where = origin(where.line, where.col) or where
-            raise CompileError(d.spelling, where)
+            raise CompileError(d.spelling, where, flag=d.option or None)
+        if d.severity == ClangDiagnostic.Warning and source is None and \
+                not _approx_pragma(d.option, where):
+            warn(d.spelling, where, d.option or None)  # once: the first parse
     return tu
+
+
+def _approx_pragma(option: str, where: SourceLocation | None) -> bool:
+    """Whether clang's "unknown pragma" warning is about an approx pragma (ours)."""
+    if option != "-Wunknown-pragmas" or where is None:
+        return False
+    lines = Path(where.file).read_text(errors="replace").splitlines()
+    return where.line <= len(lines) and \
+        re.match(r"\s*#\s*pragma\s+approx\b", lines[where.line - 1]) is not None
 
 
 def _function_bodies(tu: TranslationUnit) -> dict[int, tuple[int, int]]:
@@ -72,7 +86,8 @@ def live_annotations(annotations: list[Annotation],
     live = []
     for a in annotations:
         if any(first <= a.lines[0] <= last for first, last in skipped):
-            warn("approx annotation in code the preprocessor skips has no effect", a.loc)
+            warn("approx annotation in code the preprocessor skips has no effect", a.loc,
+                 "-Wapprox-skipped-annotation")
         else:
             live.append(a)
     return live
@@ -103,4 +118,4 @@ def compile_unit(path: str, clang_args: list[str]) -> CompiledUnit:
     except UnsupportedType as e:
         raise CompileError(f"type '{e}' is not supported by the approxcc C frontend yet") from e
     return CompiledUnit(module, tu_split.remainder(parsed, path, emitter.declarations, plan,
-                                                    is_cplusplus(path)))
+                                                    is_cplusplus(path)), tu)

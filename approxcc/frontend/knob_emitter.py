@@ -70,7 +70,7 @@ class KnobEmitter:
             "values": ArrayAttr([IntegerAttr(v, i64) for v in a.domain()]),
             "target": StringAttr(target.kind)}
         if all(v == EXACT_VALUE[a.directive] for v in a.domain()):
-            warn(f"all values of knob '{name}' are exact", a.loc)
+            warn(f"all values of knob '{name}' are exact", a.loc, "-Wapprox-exact-knob")
         if target.kind == "call":
             params["callee"] = SymbolRefAttr(target.callee.spelling)
         if a.directive == "func_substitute":

@@ -51,6 +51,9 @@ class ApplyConfigPass(ModulePass):
     name = "approx-apply-config"
 
     config: str
+    # one translation unit of a program: knobs it lacks may be in other units (the driver
+    # checks the whole program when it links)
+    partial: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         verify_knobs(op)
@@ -59,5 +62,7 @@ class ApplyConfigPass(ModulePass):
         for name, setting in config.knobs.items():
             knob = by_name.get(name)
             if knob is None:
+                if self.partial:
+                    continue
                 raise CompileError(f"unknown knob '{name}' in configuration", setting.loc)
             knob.params = _configured_params(knob, setting)

@@ -1,0 +1,307 @@
+"""Phases → jobs, as clang's driver builds them.
+
+    source.c ─frontend─▶ .approx.mlir ─approx passes─▶ .core.mlir ─mlir-opt─▶ .llvm.mlir
+      ─mlir-translate─▶ .ll ─opt─▶ .opt.ll ─llc─▶ .mlir.o ┐
+    remainder (frontend/tu_split.py) .rest.c ─cc─▶ .rest.o ┴─ cc -r (+ .knobs.s) ─▶ .o (-c)
+    objects ─cc (+ runtime/ libapproxrt)─▶ executable
+
+    model.py ─approxcc.ml.build─▶ folder of IREE variants and manifest.json
+
+In-process phases (frontend, approx passes, dependency file) and tool jobs share one `Job`
+shape, so the whole compilation can be printed (`-###`, `-v`) or run. Intermediates are
+named after their source (`a.approx.mlir`, `a.core.mlir`, `a.ll`, `a.rest.o`, ...) in a
+temporary folder, or where `-save-temps` keeps them.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from io import StringIO
+from pathlib import Path
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.printer import Printer
+
+from approxcc.diagnostics import CompileError, warn
+from approxcc.driver import depfile, program_knobs
+from approxcc.driver.options import C_SUFFIXES, Options
+from approxcc.driver.program_knobs import KnobRecord
+from approxcc.driver.toolchain import (
+    RUNTIME_DIR,
+    c_compiler,
+    cxx_compiler,
+    ensure_runtime_object,
+    runtime_object,
+    tool,
+)
+from approxcc.lowering import core_to_llvm
+
+# the suffix of each -S/-c output kind when -o does not name it
+_DEFAULT_SUFFIX = {"approx": ".mlir", "mlir": ".mlir", "llvm": ".ll", "bc": ".bc", "asm": ".s",
+                   None: ".o"}
+
+
+@dataclass
+class Job:
+    """One step: a tool command line, or an in-process phase shown as a pseudo-command."""
+
+    argv: list[str]
+    run: Callable[[], None] | None = None      # an in-process phase
+    prepare: Callable[[], None] | None = None  # in-process checks before the tool runs
+    to_stdout: bool = False                    # the tool's output is ours (-E without -o)
+
+    def execute(self) -> None:
+        if self.prepare is not None:
+            self.prepare()
+        if self.run is not None:
+            try:
+                self.run()
+            except OSError as err:  # an output that cannot be written, as clang words it
+                raise CompileError(f"unable to open output file '{err.filename}': "
+                                   f"{err.strerror}") from None
+            return
+        sys.stdout.flush()
+        proc = subprocess.run(self.argv, stdout=None if self.to_stdout else subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+        if proc.returncode != 0:
+            name = Path(self.argv[0]).name
+            raise CompileError(f"{name} failed (exit {proc.returncode}):\n"
+                               f"{proc.stderr.strip() or proc.stdout.strip()}")
+
+
+def print_module(module: ModuleOp, generic: bool) -> str:
+    out = StringIO()
+    Printer(stream=out, print_generic_format=generic).print_op(module)
+    return out.getvalue() + "\n"
+
+
+def compiler_for(sources: list[str]) -> str:
+    """`c++` when any source is C++ (it compiles C++ and links its runtime), else `cc`."""
+    from approxcc.frontend.c_parse import is_cplusplus
+
+    return cxx_compiler() if any(is_cplusplus(s) for s in sources) else c_compiler()
+
+
+@dataclass
+class _Unit:
+    """What the in-process phases of one translation unit hand to each other."""
+
+    module: ModuleOp = field(default_factory=lambda: ModuleOp([]))  # the frontend's
+    knobs: list[KnobRecord] = field(default_factory=list)
+    included: list[str] = field(default_factory=list)
+
+
+class Compilation:
+    def __init__(self, opts: Options, workdir: Path):
+        self.opts = opts
+        self.workdir = workdir
+        self.jobs: list[Job] = []
+        self.units: dict[str, _Unit] = {}
+        self.stems: set[str] = set()
+        # what libclang and the system compiler see: the user's flags, then the runtime's
+        # header (a system directory, as clang's own headers)
+        self.parse_args = [*opts.clang_args, "-isystem", str(RUNTIME_DIR)]
+
+    def temp(self, stem: str, suffix: str) -> Path:
+        return self.workdir / f"{stem}{suffix}"
+
+    def unique_stem(self, src: str) -> str:
+        stem, n = Path(src).stem, 1
+        while stem in self.stems:
+            stem, n = f"{Path(src).stem}-{n}", n + 1
+        self.stems.add(stem)
+        return stem
+
+    def default_output(self, src: str) -> str:
+        return Path(src).stem + _DEFAULT_SUFFIX[self.opts.emit]
+
+    # phases ------------------------------------------------------------------------------
+    def build_jobs(self) -> None:
+        opts = self.opts
+        if opts.models():
+            self.jobs.append(self.model_job(opts.models()[0]))
+            return
+        link_inputs: list[str] = []
+        for item in opts.sources:
+            if item.endswith(C_SUFFIXES) and not item.startswith("-"):
+                if opts.preprocess_only:
+                    self.jobs.append(self.preprocess_job(item))
+                else:
+                    link_inputs += self.compile_jobs(item)
+            elif opts.links():
+                link_inputs.append(item)  # objects, libraries, -l, -Wl,
+            elif not item.startswith("-"):
+                warn(f"{item}: 'linker' input unused", flag="-Wunused-command-line-argument")
+        if opts.links():
+            self.jobs.append(self.link_job(link_inputs))
+
+    def preprocess_job(self, src: str) -> Job:
+        out = ["-o", self.opts.output] if self.opts.output not in (None, "-") else []
+        deps = self.opts.dependencies.flags() if self.opts.dependencies else []
+        return Job([compiler_for([src]), "-E", *self.parse_args, *deps, src, *out],
+                   to_stdout=not out)
+
+    def compile_jobs(self, src: str) -> list[str]:
+        """Jobs for one translation unit; returns the object files it produces: the MLIR half
+        and the remainder the frontend left to the system compiler (frontend/tu_split.py)."""
+        opts = self.opts
+        stem = self.unique_stem(src)
+        unit = self.units.setdefault(src, _Unit())
+        approx_mlir, core_mlir = self.temp(stem, ".approx.mlir"), self.temp(stem, ".core.mlir")
+        remainder = self.temp(f"{stem}.rest", Path(src).suffix)
+        knobs_s = self.temp(f"{stem}.knobs", ".s")
+        object_out = opts.compile_only and opts.emit is None
+
+        def frontend() -> None:
+            from approxcc.frontend.c_parse import compile_unit
+
+            compiled = compile_unit(src, self.parse_args + opts.warning_args)
+            unit.module = compiled.module
+            unit.knobs = program_knobs.module_knobs(compiled.module, src)
+            if opts.dependencies is not None:
+                unit.included = depfile.included_files(compiled.tu,
+                                                       opts.dependencies.system_headers)
+            approx_mlir.write_text(print_module(compiled.module, generic=False))
+            remainder.write_text(compiled.remainder)
+            if object_out:
+                knobs_s.write_text(program_knobs.assembly(unit.knobs))
+
+        def approx_passes() -> None:
+            from xdsl.context import Context
+
+            from approxcc.lowering.apply_config import ApplyConfigPass
+            from approxcc.lowering.registry import default_pipeline
+
+            apply = [ApplyConfigPass(opts.config, partial=True)] if opts.config else []
+            for p in apply + default_pipeline(tunable=opts.tunable):
+                p.apply(Context(), unit.module)
+            core_mlir.write_text(print_module(unit.module, generic=True))
+
+        config = [f"-fapprox-config={opts.config}"] if opts.config else \
+            (["-fapprox-tunable"] if opts.tunable else [])
+        self.jobs.append(Job(["approxcc-frontend", src, *self.parse_args, *opts.warning_args,
+                              "-o", str(approx_mlir)], frontend))
+        if opts.emit == "approx":
+            self.jobs.append(self.deliver_job(approx_mlir, src))
+            return []
+        self.jobs.append(Job(["approxcc-opt", str(approx_mlir), *config, "-o", str(core_mlir)],
+                             approx_passes))
+        if opts.emit == "mlir":
+            self.jobs.append(self.deliver_job(core_mlir, src))
+            return []
+        llvm_mlir, ll, opt_ll = (self.temp(stem, s) for s in (".llvm.mlir", ".ll", ".opt.ll"))
+        cpu = [f"-mcpu={opts.target_cpu}"] if opts.target_cpu else []
+        self.jobs += [
+            Job(core_to_llvm.mlir_opt_args(tool("mlir-opt"), str(core_mlir), str(llvm_mlir))),
+            Job(core_to_llvm.translate_args(tool("mlir-translate"), str(llvm_mlir), str(ll))),
+            Job([*core_to_llvm.opt_args(tool("opt"), opts.opt_level, str(ll), str(opt_ll)),
+                 *cpu]),
+        ]
+        if opts.emit == "llvm":
+            self.jobs.append(self.deliver_job(opt_ll, src))
+            return []
+        if opts.emit == "bc":
+            self.jobs.append(Job([tool("llvm-as"), str(opt_ll), "-o",
+                                  opts.output or self.default_output(src)]))
+            return []
+        if opts.emit == "asm":
+            out = opts.output or self.default_output(src)
+            self.jobs.append(Job([*core_to_llvm.llc_args(tool("llc"), opts.opt_level,
+                                                         str(opt_ll), out, filetype="asm"),
+                                  *cpu]))
+            return []
+        objects = [str(self.temp(stem, ".mlir.o")), str(self.temp(f"{stem}.rest", ".o"))]
+        self.jobs += [
+            Job([*core_to_llvm.llc_args(tool("llc"), opts.opt_level, str(opt_ll), objects[0]),
+                 *cpu]),
+            self.remainder_job(src, remainder, objects[1], self.temp(f"{stem}.rest", ".d")),
+        ]
+        obj = opts.output if opts.compile_only and opts.output else self.default_output(src)
+        if opts.dependencies is not None:
+            self.jobs.append(self.depfile_job(src, obj, self.temp(f"{stem}.rest", ".d"),
+                                              remainder))
+        if not object_out:
+            return objects
+        # -c: one object, both halves and the knob record relocatably linked
+        self.jobs.append(Job([compiler_for([src]), "-r", "-nostdlib", *objects, str(knobs_s),
+                              "-o", obj]))
+        return [obj]
+
+    def remainder_job(self, src: str, remainder: Path, obj: str, deps: Path) -> Job:
+        """The system compiler on what the frontend left to it (frontend/tu_split.py); quoted
+        includes are looked up beside the original source, as before."""
+        opts = self.opts
+        dep_flags = ([] if opts.dependencies is None else
+                     ["-MD" if opts.dependencies.system_headers else "-MMD", "-MF", str(deps)])
+        return Job([compiler_for([src]), f"-O{opts.opt_level}", "-c", *self.parse_args,
+                    *opts.codegen_args, *dep_flags, "-iquote", str(Path(src).parent),
+                    str(remainder), "-o", obj])
+
+    def depfile_job(self, src: str, obj: str, remainder_rule: Path, remainder: Path) -> Job:
+        deps = self.opts.dependencies
+        assert deps is not None
+        if deps.file:
+            path = deps.file
+        elif self.opts.compile_only and self.opts.output:
+            path = str(Path(obj).with_suffix(".d"))  # beside the object, as clang puts it
+        else:
+            path = f"{Path(src).stem}.d"
+        unit = self.units[src]
+
+        def write() -> None:
+            from_cc = [p for p in depfile.read_rule(remainder_rule)
+                       if Path(p).resolve() != remainder.resolve()]
+            config = [self.opts.config] if self.opts.config else []
+            depfile.write(deps, path, obj, src, unit.included + from_cc + config)
+
+        return Job(["approxcc-depfile", src, *deps.flags()[:1], "-MF", path, "-MT",
+                    " ".join(deps.targets) or obj, *(["-MP"] if deps.phony else [])], write)
+
+    def deliver_job(self, path: Path, src: str) -> Job:
+        """Deliver an intermediate text file to -o (`-` = stdout)."""
+        out = self.opts.output or self.default_output(src)
+
+        def deliver() -> None:
+            if out == "-":
+                sys.stdout.write(path.read_text())
+            else:
+                shutil.copyfile(path, out)
+
+        return Job(["approxcc-emit", str(path), "-o", out], deliver)
+
+    def link_job(self, inputs: list[str]) -> Job:
+        """cc over the objects, libraries and linker flags in command-line order, and the
+        runtime; first the program's knobs are checked (driver/program_knobs.py)."""
+        opts = self.opts
+        sources = opts.c_sources()
+
+        def check() -> None:
+            ensure_runtime_object()
+            records: list[KnobRecord] = []
+            for item in opts.sources:
+                if item in self.units:
+                    records += self.units[item].knobs
+                elif not item.startswith("-") and Path(item).is_file():
+                    records += program_knobs.object_knobs(item)
+            program_knobs.check_program(records, opts.config)
+
+        return Job([compiler_for(sources), *inputs, str(runtime_object()), "-o",
+                    opts.output or "a.out", *opts.link_args, *opts.codegen_args, "-lm"],
+                   prepare=check)
+
+    def model_job(self, model: str) -> Job:
+        """A .py model: every variant compiled with IREE (approxcc.ml.build, loaded only
+        here: C builds never import JAX)."""
+        out = self.opts.output or Path(model).stem
+        targets = self.opts.ml_targets or "cpu"
+
+        def build() -> None:
+            from approxcc.ml.build import build_model
+
+            build_model(model, out, targets.split(","))
+
+        return Job(["approxcc-ml-build", model, "-o", out, f"--target={targets}"], build)
