@@ -287,3 +287,23 @@ def test_user_mistakes_are_diagnostics(tmp_path: Path, toml: str, message: str) 
 def test_bad_budget_is_a_diagnostic() -> None:
     proc = approxcc("tune", str(EXAMPLE), "--qos-budget", "lots", check=False)
     assert proc.returncode == 1 and "error: --qos-budget: 'lots'" in proc.stderr
+
+
+def test_screening_keeps_a_dynamic_knobs_values_for_the_dynamic_search() -> None:
+    from approxcc.tune.db import Evaluation
+    from approxcc.tune.screening import pruned_space
+
+    space = KnobSpace((Knob("skip", "task_skipping", (0, 1), 0, dynamic=True, thresholds=1),
+                       Knob("loop", "loop_perforate", (1, 2, 4), 1)))
+
+    def alone(name: str, value: int, loss: float) -> Evaluation:
+        config = space.exact_config() | {name: {"value": value}}
+        return Evaluation(0, config, "", "tune", 1.0, loss, "ok", "", None, "screening",
+                          "static")
+
+    screened = [alone("skip", 1, 0.5), alone("loop", 4, 0.5)]
+    static = pruned_space(space, screened, 0.03, "static")
+    dynamic = pruned_space(space, screened, 0.03, "dynamic")
+    # skipping everywhere breaks 3%, but a tree may skip only where the state allows it
+    assert static["skip"].values == (0,) and dynamic["skip"].values == (0, 1)
+    assert static["loop"].values == dynamic["loop"].values == (1, 2)

@@ -3,6 +3,8 @@
 Its results seed every search (OpenTuner seed configurations), and a value whose loss alone
 already breaks a budget, or that fails alone, is pruned from that budget's space: in a
 search where the other knobs only add error, it cannot be part of a good configuration.
+A dynamic knob keeps all its values in a dynamic search: screened everywhere, a value can
+break the budget and still be right on the leaves where the runtime state says it is safe.
 """
 
 from __future__ import annotations
@@ -33,12 +35,18 @@ def _alone(space: KnobSpace, e: Evaluation) -> tuple[str, int] | None:
     return off[0] if len(off) == 1 and not dynamic else None
 
 
-def pruned_space(space: KnobSpace, results: list[Evaluation], budget: float) -> KnobSpace:
-    """`space` without the values that fail or exceed `budget` alone."""
+def pruned_space(space: KnobSpace, results: list[Evaluation], budget: float,
+                 mode: str = "static") -> KnobSpace:
+    """`space` without the values that fail or exceed `budget` alone (in a dynamic search,
+    only failing values of dynamic knobs go)."""
     bad: dict[str, set[int]] = {}
     for e in results:
         single = _alone(space, e)
-        if single and (not e.ok or (e.loss is not None and e.loss > budget)):
+        if not single:
+            continue
+        over = e.loss is not None and e.loss > budget
+        keep_over = mode == "dynamic" and space[single[0]].dynamic
+        if not e.ok or (over and not keep_over):
             bad.setdefault(single[0], set()).add(single[1])
     return space.restrict({k.name: [v for v in k.values if v not in bad.get(k.name, set())]
                            for k in space.knobs})

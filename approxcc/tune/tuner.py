@@ -157,8 +157,8 @@ class Tuner:
             deadline = now + max(0.0, self.progress.deadline - now) / left
             self.progress.phase = f"search {budget:.2%} {mode}"
             screened = self.db.evaluations(self.run_id, "tune")
-            sub = screening.pruned_space(space, screened, budget) if self.opts.screening \
-                else space
+            sub = screening.pruned_space(space, screened, budget, mode) \
+                if self.opts.screening else space
             seeds = [self.best_within(budget)] + (screening.seeds(space, screened, budget)
                                                   if self.opts.screening else [])
             search = Search(sub, mode, budget, seed=self.opts.seed + n, database=database,
