@@ -5,6 +5,18 @@ Each step (prefill, decode) is one StableHLO module whose arguments are the flat
 ``iree-compile`` (the wheel's executable, run as a job) turns it into a vmfb cached under
 ``~/.cache/approxcc/models`` keyed by model, step, a hash of the module text and the flags.
 Weights are uploaded to the device once; the cache stays on the device between steps.
+
+What makes low-precision weights fast or slow here (IREE 3.13, llvm-cpu, issue #8):
+- IREE's default dispatch formation does not fuse the widening ``convert`` of a weight
+  *argument* (bf16/f16/int8 -> f32) into the matvec that consumes it: it becomes an
+  elementwise dispatch that writes a float32 copy of the whole weight on every call, then
+  the matvec reads that copy (3.5x the bytes of f32). ``FUSION_FLAGS`` fuses it.
+- With fusion, a widening matvec is compute-bound on this CPU (x86 without avx512-fp16;
+  IREE does not use ``vdpbf16ps`` for it): bf16/f16 run at ~6-7 GB/s of weights against
+  ~16-21 GB/s for f32, so they are slower than f32 per token, not faster. int8 (group 64)
+  reads a quarter of the bytes and ends up about as fast as f32.
+- Layers are stacked (``weights.stack_layers``) by default: 11 weight arguments instead of
+  272 (SmolLM2 f32) cut a few percent (~3 ms) of a step.
 """
 
 from __future__ import annotations
@@ -24,15 +36,25 @@ import ml_dtypes
 import numpy as np
 from iree.runtime.version import VERSION as IREE_VERSION
 
+from approxcc.ml.build import FUSION_FLAGS
+
 from .decode import DEFAULT_MAX_LEN, DecoderModel, pad_prompt, step_functions
 from .gguf_loader import cache_dir
-from .weights import linear_mode
+from .weights import linear_mode, stack_layers
 
-CPU_FLAGS = (
+BASE_CPU_FLAGS = (
     "--iree-input-type=stablehlo",
     "--iree-hal-target-backends=llvm-cpu",
     "--iree-llvmcpu-target-cpu=host",
 )
+# FUSION_FLAGS (approxcc.ml.build) also fuse the transpose a ``dot_general`` needs of a
+# weight argument into the matvec.
+CPU_FLAGS = BASE_CPU_FLAGS + FUSION_FLAGS
+# How ``weights.linear`` is traced for IREE. With FUSION_FLAGS "dot" and "reduce" run
+# f32/bf16/f16 within noise of each other (f32 "dot" 0-10% faster), but int8 "dot" still
+# materialises a dequantised, transposed float32 weight a call (a dispatch of its own, 10x
+# slower); without FUSION_FLAGS "dot" transposes every weight argument a call.
+DEFAULT_MODE = "reduce"
 PREFILL_LEN = 64
 
 
@@ -49,10 +71,11 @@ def _spec(leaf: Any) -> jax.ShapeDtypeStruct:
     return jax.ShapeDtypeStruct(np.shape(leaf), leaf.dtype)
 
 
-def export_mlir(fn: Any, *args: Any) -> str:
-    """StableHLO text of ``fn`` exported for the shapes/dtypes of ``args`` (pytrees)."""
+def export_mlir(fn: Any, *args: Any, mode: str = "reduce") -> str:
+    """StableHLO text of ``fn`` exported for the shapes/dtypes of ``args`` (pytrees), with
+    ``weights.linear`` traced in ``mode`` ("reduce" or "dot")."""
     specs = jax.tree_util.tree_map(_spec, args)
-    with linear_mode("reduce"):
+    with linear_mode(mode):
         return jax.export.export(jax.jit(fn))(*specs).mlir_module()
 
 
@@ -121,19 +144,26 @@ class IreeRunner:
         variant: str = "f32",
         driver: str = "local-task",
         flags: tuple[str, ...] = CPU_FLAGS,
+        mode: str = DEFAULT_MODE,
+        stack: bool = True,
     ) -> None:
+        if stack:  # one argument a weight kind instead of one a layer and kind
+            model = model.with_params(stack_layers(model.params))
         self.model = model
         self.max_len = max_len
         self.prefill_len = prefill_len
         prefill, decode_step = step_functions(model.arch, model.config)
         cache = model.new_cache(max_len)
         zero = np.int32(0)
-        tag = f"{model.name}-{variant}-L{max_len}"
+        self.mode = mode
+        tag = f"{model.name}-{variant}-{self.mode}{'-stacked' if stack else ''}-L{max_len}"
         self.compiled = {
             "prefill": compile_mlir(export_mlir(prefill, model.params, cache,
-                                                np.zeros(prefill_len, np.int32), zero),
+                                                np.zeros(prefill_len, np.int32), zero,
+                                                mode=self.mode),
                                     f"{tag}-prefill{prefill_len}", flags),
-            "decode": compile_mlir(export_mlir(decode_step, model.params, cache, zero, zero),
+            "decode": compile_mlir(export_mlir(decode_step, model.params, cache, zero, zero,
+                                               mode=self.mode),
                                    f"{tag}-decode", flags),
         }
         self.config = ireert.Config(driver)

@@ -26,8 +26,10 @@ import numpy as np
 Params = dict[str, Any]
 
 # How ``linear`` is traced: "dot" (``dot_general``; best under XLA) or "reduce" (broadcast
-# multiply + sum). IREE 3.13 on CPU relayouts an argument (non-constant) RHS of a matmul on
-# every call: a 1x2048 @ 2048x4096 matvec takes 24-61 ms as a matmul, 3 ms as multiply+sum.
+# multiply + sum). IREE 3.13 on CPU, with its default flags, puts the transpose of an argument
+# (non-constant) ``(out, in)`` RHS of a matmul in a dispatch of its own, run every call (a
+# 1x2048 @ 2048x4096 matvec: 24-61 ms as a matmul, 3 ms as multiply+sum), and likewise the
+# widening convert of a bf16/f16/int8 weight; ``approxcc.ml.build.FUSION_FLAGS`` fuses both.
 _LINEAR_MODE: ContextVar[str] = ContextVar("linear_mode", default="dot")
 
 
