@@ -5,6 +5,7 @@ system passes (-c -o -S -E -emit-llvm -emit-mlir -MD -MMD -MF -MT -MQ -MP -save-
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -38,8 +39,10 @@ def approxcc(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 
 def make(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    # A fresh make, not a sub-make of `make test` (which would print "Entering directory").
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
     done = subprocess.run(["make", *args], cwd=folder, capture_output=True, text=True,
-                          timeout=600)
+                          timeout=600, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     return done
 
