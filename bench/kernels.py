@@ -1,8 +1,8 @@
 """`make bench-kernels`: tune every kernel of examples/kernels/, static against dynamic.
 
 For each kernel folder holding an `approx.toml`: one `approxcc.tune.tune` run in mode `both`
-(static and dynamic searches share the kernel's time budget equally, and the one screening
-pass), then per QoS budget
+(static and dynamic searches share the kernel's time budget equally; no screening pass
+unless `--screening`), then per QoS budget
 
 * static: the fastest configuration without a decision tree whose tuning loss is within the
   budget;
@@ -185,7 +185,7 @@ def bench_kernel(folder: Path, out: Path, args: argparse.Namespace) -> list[Row]
     app = load(folder)
     opts = TuneOptions(BUDGETS, out, time_limit=args.minutes * 60, parallel=args.parallel,
                        seed=args.seed, mode="both", repeats=args.repeats,
-                       screening=not args.no_screening, metric=app.program.metric)
+                       screening=args.screening, metric=app.program.metric)
     run_id = tune(app, opts, Console(stderr=True))
     db = ResultsDB(opts.db_path)
     try:
@@ -253,7 +253,7 @@ def markdown(rows: list[Row], args: argparse.Namespace) -> str:
              "",
              f"{args.minutes:g} min of tuning per kernel (mode both), seed {args.seed}, "
              f"{args.repeats} run(s) per input, {args.parallel} evaluation(s) at once"
-             f"{', no screening' if args.no_screening else ''}. "
+             f"{', screening' if args.screening else ', no screening'}. "
              "Speedups: exact ROI time / configuration ROI time, summed over the inputs; "
              "gap: eval relative to tune (speedup ratio - 1 / loss difference).",
              "", "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
@@ -281,9 +281,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeats", type=int, default=1, help="runs per input (median)")
     parser.add_argument("--parallel", type=int, default=1, help="evaluations at once")
-    parser.add_argument("--no-screening", action="store_true",
-                        help="skip the tuner's one-knob-at-a-time pass (it also prunes the "
-                             "values of dynamic knobs that exceed a budget when used alone)")
+    # Off by default: the tuner's screening pass also prunes, from the leaves of decision
+    # trees, every value that exceeds a budget when used everywhere, which leaves the
+    # dynamic knobs of lavamd, kmeans and pagerank nothing but their exact value.
+    parser.add_argument("--screening", action="store_true",
+                        help="run the tuner's one-knob-at-a-time pass first")
     args = parser.parse_args()
     # Absolute: runs happen inside per-evaluation folders, where a relative path means nothing.
     stamp = f"{datetime.now():%Y%m%d-%H%M%S}"

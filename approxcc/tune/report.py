@@ -116,11 +116,12 @@ def plot(db: ResultsDB, run: Run, path: Path) -> Path:
         ys = [(run.baseline_tune or 0) / (e.time or 1) for e in pts]
         ax.scatter(xs, ys, s=12, alpha=0.35, color=color, marker=marker,
                    label=f"{kind} (tune)")
-        f = front(pts, key=lambda e: (e.time, e.loss))
+        # by loss: at each loss the step shows the best speedup reachable within it
+        f = sorted(front(pts, key=lambda e: (e.time, e.loss)), key=lambda e: e.loss)
         ax.step([e.loss for e in f], [(run.baseline_tune or 0) / (e.time or 1) for e in f],
                 where="post", color=color, label=f"{kind} front (tune)")
     if evals:
-        f = front(evals, key=lambda e: (e.time, e.loss))
+        f = sorted(front(evals, key=lambda e: (e.time, e.loss)), key=lambda e: e.loss)
         ax.scatter([e.loss for e in evals],
                    [(run.baseline_eval or 0) / (e.time or 1) for e in evals], s=30,
                    facecolors="none", edgecolors="black", label="front on eval inputs")

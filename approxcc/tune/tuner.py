@@ -49,6 +49,11 @@ class TuneOptions:
     screening: bool = True
     metric: str = ""
 
+    def __post_init__(self) -> None:
+        # Evaluations run in their own folders: paths given relative to here must stay valid.
+        self.out = Path(self.out).resolve()
+        self.db = Path(self.db).resolve() if self.db else None
+
     @property
     def db_path(self) -> Path:
         return self.db or self.out / "results.db"
