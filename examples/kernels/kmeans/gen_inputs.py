@@ -11,38 +11,14 @@ seeds); `--small` writes the reduced size the tests use.
 
 from __future__ import annotations
 
-import argparse
+import sys
 from pathlib import Path
 
-TUNE = 2
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # examples/kernels
+from seeded_inputs import SeededInputs  # noqa: E402
 
-
-def line(seed: int, small: bool = False) -> str:
-    """One input: the generator's parameters for `seed`, full size or small."""
-    return (f"{seed} 3000 8 6" if small else f"{seed} 100000 16 16") + "\n"
-
-
-def write(out: Path, small: bool = False) -> list[Path]:
-    """inputs/tune/NN.txt (seeds 1..TUNE) and inputs/eval/NN.txt (the next 5 * TUNE)."""
-    written = []
-    for folder, seeds in (("tune", range(1, TUNE + 1)),
-                          ("eval", range(TUNE + 1, 6 * TUNE + 1))):
-        (out / folder).mkdir(parents=True, exist_ok=True)
-        for n, seed in enumerate(seeds):
-            path = out / folder / f"{n:02d}.txt"
-            path.write_text(line(seed, small))
-            written.append(path)
-    return written
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--small", action="store_true", help="the tests' reduced size")
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "inputs")
-    args = parser.parse_args()
-    for path in write(args.out, args.small):
-        print(path)
-
+INPUTS = SeededInputs(full="100000 16 16", small="3000 8 6")
+line, write = INPUTS.line, INPUTS.write
 
 if __name__ == "__main__":
-    main()
+    INPUTS.main(__doc__, Path(__file__).parent / "inputs")
