@@ -1,12 +1,7 @@
 """Write the input files of kmeans: one line each, "SEED N D K".
 
-N points in D dimensions around K hidden centres, K clusters. The program synthesises
-its data from that line, so inputs stay tiny while every seed is a different problem.
-`inputs/tune` gets TUNE seeds and `inputs/eval` five times as many others (disjoint
-seeds); `--small` writes the reduced size the tests use.
-
-    python gen_inputs.py                 # inputs/tune, inputs/eval (what approx.toml reads)
-    python gen_inputs.py --small --out DIR
+N points in D dimensions around K hidden centres, K clusters.
+See ../seeded_inputs.py for the tune/eval split and `--small`.
 """
 
 from __future__ import annotations
