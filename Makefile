@@ -16,7 +16,7 @@ setup: $(STAMP)
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --disable-pip-version-check -e '.[dev]'
+	$(BIN)/pip install -q --disable-pip-version-check -e '.[dev,workloads]'
 	$(BIN)/pip install -q --disable-pip-version-check --no-deps $(NODEPS)
 	touch $@
 
