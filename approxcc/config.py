@@ -1,4 +1,4 @@
-"""Knob configurations (JSON, see spec/annotations.md "Configurations"): load and validate.
+"""Knob configurations (JSON, see docs/config.md): load and validate.
 
 Errors name the knob and point at its key inside the JSON file, so the user can jump there.
 """

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -95,11 +96,26 @@ class WarningOptions:
 
 @dataclass
 class DiagnosticEngine:
-    """Renders what is reported to stderr and counts the errors."""
+    """One compilation's diagnostics: renders them to stderr and counts them.
+
+    `with DiagnosticEngine(...) as engine:` makes it the current engine (a context variable,
+    so concurrent builds in threads and successive in-process runs never share counts or
+    colour); `report` and `warn` go to the current one."""
 
     warnings: WarningOptions = field(default_factory=WarningOptions)
     color: str = "auto"  # never | always | auto
     errors: int = 0
+    warnings_shown: int = 0
+    _token: Token[DiagnosticEngine] | None = field(default=None, repr=False)
+
+    def __enter__(self) -> DiagnosticEngine:
+        self._token = _CURRENT.set(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._token is not None:
+            _CURRENT.reset(self._token)
+            self._token = None
 
     def use_color(self, stream: TextIO) -> bool:
         if self.color != "auto":
@@ -114,20 +130,47 @@ class DiagnosticEngine:
             promoted = self.warnings.promoted(diag.flag)
             if promoted:
                 diag = Diagnostic("error", diag.message, diag.loc, diag.notes, diag.flag)
+            else:
+                self.warnings_shown += 1
         if diag.severity in ("error", "fatal error"):
             self.errors += 1
         print(diag.render(color=self.use_color(sys.stderr), werror=promoted), file=sys.stderr)
 
+    def counts(self) -> tuple[int, int]:
+        return self.warnings_shown, self.errors
 
-engine = DiagnosticEngine()
+    def summarize(self, since: tuple[int, int] = (0, 0)) -> None:
+        """clang's line after a translation unit: "1 warning and 2 errors generated." """
+        warnings, errors = (now - then for now, then in zip(self.counts(), since))
+        parts = [f"{n} {word}{'s' * (n != 1)}"
+                 for n, word in ((warnings, "warning"), (errors, "error")) if n]
+        if parts:
+            print(f"{' and '.join(parts)} generated.", file=sys.stderr)
+
+
+_CURRENT: ContextVar[DiagnosticEngine] = ContextVar("approxcc_diagnostics",
+                                                     default=DiagnosticEngine())
+
+
+def current_engine() -> DiagnosticEngine:
+    """The engine of the compilation under way (outside one: a default, plain engine)."""
+    return _CURRENT.get()
 
 
 def report(diag: Diagnostic) -> None:
-    engine.report(diag)
+    current_engine().report(diag)
 
 
 def warn(message: str, loc: SourceLocation | None = None, flag: str | None = None) -> None:
-    engine.report(Diagnostic("warning", message, loc, flag=flag))
+    current_engine().report(Diagnostic("warning", message, loc, flag=flag))
+
+
+def internal_error(exc: BaseException, notes: list[str]) -> None:
+    """clang's form for a bug in approxcc: `approxcc: error: internal compiler error: ...`,
+    then `approxcc: note: ...` lines (where it was raised, the reproducer)."""
+    message = f"{type(exc).__name__}: {exc}".rstrip(": ")
+    report(Diagnostic("error", f"internal compiler error: {message}",
+                      notes=[Diagnostic("note", n) for n in notes]))
 
 
 def _source_excerpt(loc: SourceLocation, color: bool) -> list[str]:

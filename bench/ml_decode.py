@@ -28,15 +28,15 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from approxcc.ml.models import DecoderModel, load_model
-from approxcc.ml.models.decode import JaxRunner, greedy, nll, prompt_ids
-from approxcc.ml.models.iree_decode import (
+from workloads.models import DecoderModel, load_model
+from workloads.models.decode import JaxRunner, greedy, nll, prompt_ids
+from workloads.models.iree_decode import (
     BASE_CPU_FLAGS,
     CPU_FLAGS,
     DEFAULT_MODE,
     IreeRunner,
 )
-from approxcc.ml.models.weights import Params, cast_matrices, quantize_int8
+from workloads.models.weights import Params, cast_matrices, quantize_int8
 
 TEXT = (
     "The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, France. "

@@ -26,7 +26,7 @@
  * Before main (a constructor of priority 101, so before ordinary constructors), when the
  * environment variable APPROX_CONFIG names a file (unset or empty: nothing happens, the
  * tables keep the exact configuration they were compiled with), the runtime reads that
- * JSON configuration (spec/annotations.md, "Configurations") and writes it into the
+ * JSON configuration (docs/config.md) and writes it into the
  * tables of every registered entry:
  *     {"value": v}                                  static knob: table[SLOT] = v;
  *                                                   dynamic knob: every decision = v,

@@ -2,9 +2,8 @@
 
 import pytest
 
+from approxcc import registry
 from approxcc.annotations import (
-    DIRECTIVES,
-    EXACT_VALUE,
     ClauseExpr,
     parse_annotation,
     scan_annotations,
@@ -153,10 +152,13 @@ def test_crlf_source():
 
 # -- the domain and its defaults -----------------------------------------------------------
 
-def test_public_constants():
-    assert DIRECTIVES == ("loop_perforate", "func_substitute", "task_skipping", "memoize")
-    assert EXACT_VALUE == {"loop_perforate": 1, "func_substitute": 0,
-                           "task_skipping": 0, "memoize": 1}
+def test_the_directives_are_the_registered_c_transforms():
+    assert set(registry.names(c=True)) >= {"loop_perforate", "func_substitute",
+                                           "task_skipping", "memoize"}
+    assert {n: registry.exact_value(n) for n in registry.names(c=True)}.items() >= {
+        "loop_perforate": 1, "func_substitute": 0, "task_skipping": 0, "memoize": 1}.items()
+    with pytest.raises(CompileError, match="unknown approx directive 'precision'"):
+        parse("precision")  # an ML-only transform has no directive
 
 
 @pytest.mark.parametrize("text, domain", [
@@ -191,10 +193,10 @@ def test_annotations_are_hashable_values():
 # -- errors: message and exact line:col ----------------------------------------------------
 
 ERRORS = [
-    ("", "expected an approx directive (one of loop_perforate, func_substitute, "
-         "task_skipping, memoize)", "1:1"),
-    ("   (", "expected an approx directive (one of loop_perforate, func_substitute, "
-            "task_skipping, memoize)", "1:4"),
+    ("", "expected an approx directive (one of func_substitute, loop_perforate, "
+         "memoize, task_skipping)", "1:1"),
+    ("   (", "expected an approx directive (one of func_substitute, loop_perforate, "
+            "memoize, task_skipping)", "1:4"),
     (" loop_perferate", "unknown approx directive 'loop_perferate'; did you mean "
                         "'loop_perforate'?", "1:2"),
     ("vectorize", "unknown approx directive 'vectorize'", "1:1"),

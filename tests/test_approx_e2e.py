@@ -6,16 +6,10 @@ the state/check/recover functions is a second C file linked in both builds.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-APPROXCC = str(Path(sys.executable).parent / "approxcc")
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import approxcc_ok, cc, output_of, run_binary, write_config
 
 RUNTIME_LIB = r"""
 #include <stdio.h>
@@ -87,27 +81,22 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("e2e")
     (tmp / "prog.c").write_text(PROGRAM)
     (tmp / "userlib.c").write_text(RUNTIME_LIB)
-    subprocess.run(["cc", "-O2", "-c", "userlib.c", "-o", "userlib.o"], cwd=tmp, check=True)
-    subprocess.run(["cc", "-O2", "prog.c", "userlib.o", "-o", "ref"], cwd=tmp, check=True)
+    cc("-O2", "-c", "userlib.c", "-o", "userlib.o", cwd=tmp)
+    cc("-O2", "prog.c", "userlib.o", "-o", "ref", cwd=tmp)
     return tmp
 
 
 def build(tmp: Path, out: str, *flags: str) -> Path:
-    subprocess.run([APPROXCC, "build", "prog.c", "userlib.o", "-o", out, *flags], cwd=tmp,
-                   check=True, capture_output=True, text=True)
+    approxcc_ok("build", "prog.c", "userlib.o", "-o", out, *flags, cwd=tmp)
     return tmp / out
 
 
 def config(tmp: Path, name: str, knobs: dict) -> str:
-    path = tmp / f"{name}.json"
-    path.write_text(json.dumps({"approxcc": "1", "program": "prog", "knobs": knobs}))
-    return str(path)
+    return write_config(tmp / f"{name}.json", knobs, program="prog")
 
 
 def run(binary: Path, config_path: str | None = None) -> str:
-    env = {**os.environ, **({"APPROX_CONFIG": config_path} if config_path else {})}
-    return subprocess.run([str(binary)], capture_output=True, text=True, check=True,
-                          env=env).stdout
+    return output_of(binary, env={"APPROX_CONFIG": config_path})
 
 
 def summary(output: str) -> dict[str, str]:
@@ -169,8 +158,7 @@ def test_tunable_binary_prints_what_release_builds_print(project: Path) -> None:
 
 def test_tunable_binary_rejects_a_bad_config(project: Path) -> None:
     tunable = build(project, "tunable-bad", "--tunable")
-    proc = subprocess.run([str(tunable)], capture_output=True, text=True,
-                          env={**os.environ, "APPROX_CONFIG": config(
-                              project, "bad", {"inner": {"value": 99}})})
+    proc = run_binary(tunable, env={"APPROX_CONFIG": config(
+        project, "bad", {"inner": {"value": 99}})})
     assert proc.returncode == 2
     assert "knob 'inner'" in proc.stderr and "outside its domain" in proc.stderr

@@ -2,25 +2,12 @@
 print, and constructs outside the frontend's scope give clean `file:line:col` diagnostics."""
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import NOT_YET, approxcc_ok, cc, diagnose, run_binary, where
 
 PROGRAMS = sorted((Path(__file__).resolve().parent / "c_programs").glob("*.c"))
-# The console script may not be installed; run the CLI module the way it would.
-APPROXCC = [sys.executable, "-c",
-            "import sys; sys.argv[0] = 'approxcc'; from approxcc.cli import main; main()"]
-
-
-def approxcc(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([*APPROXCC, *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=120)
-
-
-def run(exe: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([str(exe)], capture_output=True, timeout=30)
 
 
 # -- programs: approxcc (exact, no configuration) against cc -O2 ----------------------------
@@ -34,44 +21,19 @@ def test_program_prints_what_cc_prints(program: Path, tmp_path: Path):
     source = program.read_text()
     assert "#pragma approx loop_perforate" in source or "// @approx loop_perforate" in source
 
-    emitted = approxcc("build", str(program), "-S", "--emit=approx", "-o", "-", cwd=tmp_path)
-    assert emitted.returncode == 0, emitted.stderr
+    emitted = approxcc_ok("build", program, "-S", "--emit=approx", "-o", "-", cwd=tmp_path)
     assert '"approx.knob"' in emitted.stdout or "approx.knob" in emitted.stdout
 
-    built = approxcc("build", str(program), "-o", str(tmp_path / "approx"), cwd=tmp_path)
-    assert built.returncode == 0, built.stderr
-    assert "Traceback" not in built.stderr
-    ref = subprocess.run(["cc", "-O2", str(program), "-o", str(tmp_path / "ref"), "-lm"],
-                         capture_output=True, text=True)
-    assert ref.returncode == 0, ref.stderr
+    approxcc_ok("build", program, "-o", tmp_path / "approx", cwd=tmp_path)
+    cc("-O2", program, "-o", tmp_path / "ref", "-lm")
 
-    got, want = run(tmp_path / "approx"), run(tmp_path / "ref")
+    got, want = run_binary(tmp_path / "approx"), run_binary(tmp_path / "ref")
     assert got.returncode == want.returncode
     assert want.stdout, "the program should print something"
     assert got.stdout == want.stdout
 
 
 # -- diagnostics ---------------------------------------------------------------------------
-
-def where(source: str, needle: str, nth: int = 0) -> str:
-    """`line:col` (1-based) of the `nth` occurrence of `needle` in `source`."""
-    at = -1
-    for _ in range(nth + 1):
-        at = source.index(needle, at + 1)
-    line = source.count("\n", 0, at) + 1
-    return f"{line}:{at - (source.rfind(chr(10), 0, at) + 1) + 1}"
-
-
-def diagnose(source: str, tmp_path: Path) -> str:
-    (tmp_path / "t.c").write_text(source)
-    done = approxcc("build", "t.c", "-o", "t.out", cwd=tmp_path)
-    assert done.returncode == 1, done.stderr
-    assert "Traceback" not in done.stderr, done.stderr
-    assert not (tmp_path / "t.out").exists()
-    return done.stderr
-
-
-NOT_YET = "is not supported by the approxcc C frontend yet"
 
 # (name, source, needle where the error points, what is not supported)
 UNSUPPORTED = [

@@ -19,9 +19,9 @@ from approxcc.dialect import KnobOp, YieldOp, make_knob, verify_knobs
 from approxcc.driver.opt import make_context, parse_module, print_module
 from approxcc.driver.toolchain import tool
 from approxcc.lowering.core_to_llvm import mlir_opt_args, translate_args
-from approxcc.lowering.emit_management import default_thresholds
 from approxcc.lowering.registry import default_pipeline, parse_pipeline
 from approxcc.lowering.tunable import f64_bits
+from approxcc.registry import default_thresholds
 
 MLIR_OPT = Path(sys.prefix) / "lib/python3.11/site-packages/mlir/bin/mlir-opt"
 

@@ -3,31 +3,21 @@ and every form of `for`, each built by approxcc and run against `cc -O2`; counte
 perforatable with `continue`; jumps stay as fast as `cc -O2`; `goto` and perforating a loop
 that can be left early are clean diagnostics."""
 
-import json
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
-from test_c_frontend import NOT_YET, approxcc, diagnose, run, where
-
-
-def build_both(source: str, tmp_path: Path, *flags: str) -> tuple[Path, Path]:
-    """The program built by approxcc (with `flags`) and by `cc -O2`."""
-    (tmp_path / "p.c").write_text(source)
-    built = approxcc("build", "p.c", *flags, "-o", "approx", cwd=tmp_path)
-    assert built.returncode == 0, built.stderr
-    ref = subprocess.run(["cc", "-O2", "p.c", "-o", "ref", "-lm"], cwd=tmp_path,
-                         capture_output=True, text=True)
-    assert ref.returncode == 0, ref.stderr
-    return tmp_path / "approx", tmp_path / "ref"
-
-
-def assert_same_as_cc(source: str, tmp_path: Path) -> None:
-    got, want = (run(exe) for exe in build_both(source, tmp_path))
-    assert want.stdout, "the program should print something"
-    assert (got.stdout, got.returncode) == (want.stdout, want.returncode)
-
+from conftest import (
+    NOT_YET,
+    approxcc_ok,
+    assert_same_as_cc,
+    build_both,
+    diagnose,
+    output_of,
+    run_binary,
+    where,
+    write_config,
+)
 
 PERFORATED = """  int perforated = 0;
   #pragma approx loop_perforate knob(k)
@@ -226,14 +216,12 @@ int main(void) {
 }
 """
     (tmp_path / "p.c").write_text(source)
-    (tmp_path / "c.json").write_text(json.dumps(
-        {"approxcc": "1", "program": "p", "knobs": {"k": {"value": 2}}}))
-    exact = approxcc("build", "p.c", "-o", "exact", cwd=tmp_path)
-    half = approxcc("build", "p.c", "--config", "c.json", "-o", "half", cwd=tmp_path)
-    assert exact.returncode == 0 and half.returncode == 0, exact.stderr + half.stderr
-    assert run(tmp_path / "exact").stdout == b"%d\n" % sum(i for i in range(20) if i % 3)
+    write_config(tmp_path / "c.json", {"k": {"value": 2}}, program="p")
+    approxcc_ok("build", "p.c", "-o", "exact", cwd=tmp_path)
+    approxcc_ok("build", "p.c", "--config", "c.json", "-o", "half", cwd=tmp_path)
+    assert output_of(tmp_path / "exact") == f"{sum(i for i in range(20) if i % 3)}\n"
     # every other iteration: i = 0, 2, 4, ... minus the multiples of 3
-    assert run(tmp_path / "half").stdout == b"%d\n" % sum(i for i in range(0, 20, 2) if i % 3)
+    assert output_of(tmp_path / "half") == f"{sum(i for i in range(0, 20, 2) if i % 3)}\n"
 
 
 def test_code_without_jumps_has_no_flags(tmp_path: Path):
@@ -244,8 +232,7 @@ def test_code_without_jumps_has_no_flags(tmp_path: Path):
   return s;
 }
 """)
-    done = approxcc("build", "p.c", "-S", "--emit=mlir", "-o", "-", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    done = approxcc_ok("build", "p.c", "-S", "--emit=mlir", "-o", "-", cwd=tmp_path)
     assert "memref<i8>" not in done.stdout and "scf.for" in done.stdout
 
 
@@ -289,14 +276,14 @@ def best_time(exe: Path) -> float:
     times = []
     for _ in range(3):
         start = time.perf_counter()
-        run(exe)
+        run_binary(exe)
         times.append(time.perf_counter() - start)
     return min(times)
 
 
 def test_break_in_hot_loop_is_as_fast_as_cc(tmp_path: Path):
     approx, ref = build_both(KERNEL, tmp_path)
-    assert run(approx).stdout == run(ref).stdout
+    assert output_of(approx) == output_of(ref)
     # measured 0.55 on the development machine: LLVM keeps a plain induction variable
     assert best_time(approx) < 1.3 * best_time(ref)
 

@@ -4,34 +4,25 @@ structs; each snippet built by approxcc and run against `cc -O2`. Pointer walks 
 the plain loop clang emits, and what is left out is a clean diagnostic."""
 
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
-from test_c_frontend import NOT_YET, approxcc, diagnose, run, where
+from conftest import NOT_YET, approxcc_ok, assert_same_as_cc, diagnose, where
 
 DEFINITION = re.compile(r"^\w[\w\s*]*?\b(\w+)\([^;{]*\)\s*\{", re.MULTILINE)
 
 
 def assert_compiled_to_mlir(tmp_path: Path) -> None:
     """Every function of p.c went through MLIR (none was left to the system compiler)."""
-    emitted = approxcc("build", "p.c", "-S", "--emit=approx", "-o", "-", cwd=tmp_path)
-    assert emitted.returncode == 0, emitted.stderr
+    emitted = approxcc_ok("build", "p.c", "-S", "--emit=approx", "-o", "-", cwd=tmp_path)
     for name in DEFINITION.findall((tmp_path / "p.c").read_text()):
         assert re.search(rf"func.func (private )?@{name}\(.*\{{", emitted.stdout), name
 
 
-def assert_same_as_cc(source: str, tmp_path: Path) -> None:
+def assert_compiled_and_same_as_cc(source: str, tmp_path: Path) -> None:
     (tmp_path / "p.c").write_text(source)
     assert_compiled_to_mlir(tmp_path)
-    built = approxcc("build", "p.c", "-o", "approx", cwd=tmp_path)
-    assert built.returncode == 0, built.stderr
-    ref = subprocess.run(["cc", "-O2", "p.c", "-o", "ref", "-lm"], cwd=tmp_path,
-                         capture_output=True, text=True)
-    assert ref.returncode == 0, ref.stderr
-    got, want = run(tmp_path / "approx"), run(tmp_path / "ref")
-    assert want.stdout, "the program should print something"
-    assert (got.stdout, got.returncode) == (want.stdout, want.returncode)
+    assert_same_as_cc(source, tmp_path)
 
 
 # (name, program): each prints what `cc -O2` prints
@@ -204,7 +195,7 @@ int main(void) {
 
 @pytest.mark.parametrize("name,source", PROGRAMS, ids=[p[0] for p in PROGRAMS])
 def test_prints_what_cc_prints(name: str, source: str, tmp_path: Path):
-    assert_same_as_cc(source, tmp_path)
+    assert_compiled_and_same_as_cc(source, tmp_path)
 
 
 def test_pointer_walk_lowers_to_a_plain_pointer_loop(tmp_path: Path):
@@ -216,8 +207,7 @@ def test_pointer_walk_lowers_to_a_plain_pointer_loop(tmp_path: Path):
   return s;
 }
 """)
-    done = approxcc("build", "w.c", "-S", "--emit=llvm", "-o", "-", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    done = approxcc_ok("build", "w.c", "-S", "--emit=llvm", "-o", "-", cwd=tmp_path)
     body = done.stdout[done.stdout.index("@walk"):]
     assert "phi ptr" in body
     for leftover in ("insertvalue", "extractvalue", "alloca", "inttoptr"):

@@ -2,48 +2,17 @@
 frontend cannot compile (frontend/tu_split.py), headers, C++. Every program is checked
 against what `cc -O2` (or `c++ -O2`) builds."""
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-APPROXCC = [sys.executable, "-c",
-            "import sys; sys.argv[0] = 'approxcc'; from approxcc.cli import main; main()"]
-NOT_YET = "is not supported by the approxcc C frontend yet"
-
-
-def approxcc(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([*APPROXCC, *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=120)
-
-
-def output(exe: Path) -> str:
-    done = subprocess.run([str(exe)], capture_output=True, text=True, timeout=30)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+from conftest import NOT_YET, assert_same_as_cc, output_of, run_approxcc, where
 
 
 def same_as_reference(tmp: Path, sources: dict[str, str], *flags: str,
                       compiler: str = "cc") -> str:
-    """Build `sources` with approxcc and with the system compiler; both print the same."""
-    for name, text in sources.items():
-        (tmp / name).write_text(text)
-    names = list(sources)
-    built = approxcc("build", *names, *flags, "-o", "approx", cwd=tmp)
-    assert built.returncode == 0, built.stderr
-    assert built.stderr == ""  # a fallback is silent
-    ref = subprocess.run([compiler, "-O2", *names, *flags, "-o", "ref", "-lm"], cwd=tmp,
-                         capture_output=True, text=True)
-    assert ref.returncode == 0, ref.stderr
-    got = output(tmp / "approx")
-    assert got == output(tmp / "ref")
-    return got
-
-
-def where(source: str, needle: str) -> str:
-    at = source.index(needle)
-    return f"{source.count(chr(10), 0, at) + 1}:{at - source.rfind(chr(10), 0, at)}"
+    """Build `sources` with approxcc and with the system compiler; both print the same, and
+    approxcc nothing (a fallback is silent)."""
+    return assert_same_as_cc(sources, tmp, *flags, compiler=compiler, silent=True)
 
 
 # -- the split ----------------------------------------------------------------------------
@@ -94,7 +63,7 @@ def test_unsupported_unannotated_functions_go_to_cc(tmp_path: Path):
 
 def test_emitted_mlir_holds_only_what_the_frontend_compiled(tmp_path: Path):
     (tmp_path / "mixed.c").write_text(MIXED)
-    done = approxcc("build", "mixed.c", "-S", "--emit=approx", "-o", "-", cwd=tmp_path)
+    done = run_approxcc(["build", "mixed.c", "-S", "--emit=approx", "-o", "-"], cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     mlir = done.stdout
     assert "func.func @sum_squares" in mlir
@@ -107,7 +76,8 @@ def test_emitted_mlir_holds_only_what_the_frontend_compiled(tmp_path: Path):
 
 def test_jobs_show_the_remainder(tmp_path: Path):
     (tmp_path / "mixed.c").write_text(MIXED)
-    done = approxcc("build", "mixed.c", "-O3", "-Iinc", "-o", "never", "-###", cwd=tmp_path)
+    done = run_approxcc(["build", "mixed.c", "-O3", "-Iinc", "-o", "never", "-###"],
+                        cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     jobs = [line.split() for line in done.stderr.splitlines()]
     rest = jobs[-2]
@@ -120,7 +90,7 @@ def test_jobs_show_the_remainder(tmp_path: Path):
 def test_unsupported_construct_in_annotated_function_is_an_error(tmp_path: Path):
     source = MIXED.replace("static int fence(", "// @approx memoize\nstatic int fence(")
     (tmp_path / "t.c").write_text(source)
-    done = approxcc("build", "t.c", "-o", "t", cwd=tmp_path)
+    done = run_approxcc(["build", "t.c", "-o", "t"], cwd=tmp_path)
     assert done.returncode == 1
     assert "Traceback" not in done.stderr
     assert done.stderr.startswith(f"t.c:{where(source, 'asm')}: error: inline assembly "
@@ -131,7 +101,7 @@ def test_unsupported_construct_in_annotated_function_is_an_error(tmp_path: Path)
 def test_unsupported_construct_in_function_with_annotated_loop_is_an_error(tmp_path: Path):
     source = MIXED.replace("  return s;\n}", "  asm(\"\");\n  return s;\n}")
     (tmp_path / "t.c").write_text(source)
-    done = approxcc("build", "t.c", "-o", "t", cwd=tmp_path)
+    done = run_approxcc(["build", "t.c", "-o", "t"], cwd=tmp_path)
     assert done.returncode == 1
     assert done.stderr.startswith(f"t.c:{where(source, 'asm(')}: error: inline assembly "
                                   f"{NOT_YET}\n"), done.stderr
@@ -172,10 +142,10 @@ def test_separate_compilation_with_a_remainder(tmp_path: Path):
     (tmp_path / "a.c").write_text(SHARED_STATICS.replace("NAME", "run_a"))
     (tmp_path / "main.c").write_text('#include <stdio.h>\nint run_a(int);\n'
                                      'int main(void) { printf("%d\\n", run_a(10)); return 0; }\n')
-    assert approxcc("build", "a.c", "-c", "-o", "a.o", cwd=tmp_path).returncode == 0
-    built = approxcc("build", "a.o", "main.c", "-o", "prog", cwd=tmp_path)
+    assert run_approxcc(["build", "a.c", "-c", "-o", "a.o"], cwd=tmp_path).returncode == 0
+    built = run_approxcc(["build", "a.o", "main.c", "-o", "prog"], cwd=tmp_path)
     assert built.returncode == 0, built.stderr
-    assert output(tmp_path / "prog") == "437\n"
+    assert output_of(tmp_path / "prog") == "437\n"
 
 
 # -- globals ------------------------------------------------------------------------------
@@ -211,7 +181,7 @@ def test_globals_used_from_annotated_code(tmp_path: Path):
 
 def test_globals_are_llvm_globals(tmp_path: Path):
     (tmp_path / "g.c").write_text(GLOBALS)
-    done = approxcc("build", "g.c", "-S", "--emit=approx", "-o", "-", cwd=tmp_path)
+    done = run_approxcc(["build", "g.c", "-S", "--emit=approx", "-o", "-"], cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     mlir = done.stdout
     assert "llvm.mlir.global internal constant @table(dense<[[1, 2, 3, 4], [5, 6, 0, 0]]> : " \
@@ -232,8 +202,8 @@ def test_header_static_inline_called_from_annotated_code(tmp_path: Path):
               '  for (int i = 0; i < 8; i++) s += clampi(3 * i, 2, 10);\n'
               '  printf("%d\\n", s);\n  return 0;\n}\n')
     assert same_as_reference(tmp_path, {"h.c": source}, "-Iinc") == "60\n"
-    mlir = approxcc("build", "h.c", "-Iinc", "-S", "--emit=approx", "-o", "-",
-                    cwd=tmp_path).stdout
+    mlir = run_approxcc(["build", "h.c", "-Iinc", "-S", "--emit=approx", "-o", "-"],
+                        cwd=tmp_path).stdout
     assert "func.func private @clampi" in mlir and "never_called" not in mlir
     assert "func.func @printf" not in mlir and "fputs" not in mlir
 
@@ -280,10 +250,11 @@ def test_cplusplus_program(tmp_path: Path):
 
 def test_cplusplus_symbols_are_mangled(tmp_path: Path):
     (tmp_path / "p.cpp").write_text(CXX)
-    mlir = approxcc("build", "p.cpp", "-S", "--emit=approx", "-o", "-", cwd=tmp_path).stdout
+    mlir = run_approxcc(["build", "p.cpp", "-S", "--emit=approx", "-o", "-"],
+                        cwd=tmp_path).stdout
     assert "func.func @_Z3sumi(" in mlir and "func.call @_ZN3geo4areaEii(" in mlir
     assert "func.func @cadd(" in mlir
-    jobs = approxcc("build", "p.cpp", "-o", "p", "-###", cwd=tmp_path).stderr.splitlines()
+    jobs = run_approxcc(["build", "p.cpp", "-o", "p", "-###"], cwd=tmp_path).stderr.splitlines()
     assert [Path(j.split()[0]).name for j in jobs[-2:]] == ["c++", "c++"]
 
 
@@ -296,7 +267,7 @@ def test_cplusplus_symbols_are_mangled(tmp_path: Path):
 def test_cplusplus_annotation_outside_c_style_functions(code: str, needle: str, what: str,
                                                         tmp_path: Path):
     (tmp_path / "t.cpp").write_text(code)
-    done = approxcc("build", "t.cpp", "-c", "-o", "t.o", cwd=tmp_path)
+    done = run_approxcc(["build", "t.cpp", "-c", "-o", "t.o"], cwd=tmp_path)
     assert done.returncode == 1
     assert done.stderr.startswith(f"t.cpp:{where(code, needle)}: error: {what} {NOT_YET}\n"), \
         done.stderr
@@ -325,6 +296,7 @@ int main() {
 
 def test_cplusplus_references_and_namespace_globals_go_through_mlir(tmp_path: Path):
     assert same_as_reference(tmp_path, {"r.cpp": REFERENCES}, compiler="c++") == "118.50\n"
-    mlir = approxcc("build", "r.cpp", "-S", "--emit=approx", "-o", "-", cwd=tmp_path).stdout
+    mlir = run_approxcc(["build", "r.cpp", "-S", "--emit=approx", "-o", "-"],
+                        cwd=tmp_path).stdout
     # bump takes its three references as addresses; the temporary 0.5 gets a slot
     assert "func.func @_ZN3geo4bumpERiRdRKd(%0: !llvm.ptr, %1: !llvm.ptr, %2: !llvm.ptr)" in mlir

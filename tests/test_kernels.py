@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -20,10 +19,10 @@ from types import ModuleType
 import numpy as np
 import pytest
 
-from approxcc.data import retrieval, wiki
 from approxcc.driver.toolchain import c_compiler
 from approxcc.tune import CProgram
 from approxcc.tune.qos import metric
+from workloads.data import retrieval, wiki
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNELS = ROOT / "examples" / "kernels"
@@ -301,24 +300,8 @@ def test_wiki_loader_returns_every_summary_with_disjoint_query_sets() -> None:
     assert all(articles[i].description for i in tune_ids + eval_ids)
 
 
-def test_safetensors_reader_reads_dtype_shape_and_offsets(tmp_path: Path) -> None:
-    from approxcc.data.minilm import read_safetensors
-
-    a = np.arange(6, dtype="<f4").reshape(2, 3)
-    b = np.array([7, -8], dtype="<i8")
-    header = json.dumps({"__metadata__": {"format": "pt"},
-                         "a": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]},
-                         "b": {"dtype": "I64", "shape": [2], "data_offsets": [24, 40]}}).encode()
-    path = tmp_path / "t.safetensors"
-    path.write_bytes(struct.pack("<Q", len(header)) + header + a.tobytes() + b.tobytes())
-    tensors = read_safetensors(path)
-    np.testing.assert_array_equal(tensors["a"], a)
-    np.testing.assert_array_equal(tensors["b"], b)
-    assert set(tensors) == {"a", "b"}
-
-
 def test_minilm_embeddings_are_unit_vectors_ordered_by_meaning() -> None:
-    from approxcc.data import minilm
+    from workloads.data import minilm
 
     vectors = minilm.model().embed(["A man is eating food.", "A man is eating a piece of bread.",
                                     "The girl is carrying a baby.",
@@ -332,7 +315,7 @@ def test_minilm_embeddings_are_unit_vectors_ordered_by_meaning() -> None:
 
 
 def test_minilm_cache_computes_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from approxcc.data import minilm
+    from workloads.data import minilm
 
     monkeypatch.setenv("APPROXCC_CACHE", str(tmp_path))
     texts = ["a red apple", "a green pear"]
@@ -400,7 +383,7 @@ def kb(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
 
 
 def test_kb_exact_matches_cc_and_numpy(kb: tuple[Path, Path, Path]) -> None:
-    from approxcc.data import minilm
+    from workloads.data import minilm
 
     work, tunable, reference = kb
     batch = work / "tune" / "q00.txt"

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from approxcc.ml.models import DecoderModel, load_model
-from approxcc.ml.models.decode import (
+from workloads.models import DecoderModel, load_model
+from workloads.models.decode import (
     JaxRunner,
     generate,
     greedy,
@@ -20,9 +20,10 @@ from approxcc.ml.models.decode import (
     prompt_ids,
     skip_layers,
 )
-from approxcc.ml.models.gguf_loader import GGUFFile, gemma3_path, smollm2_path
-from approxcc.ml.models.tokenizer import BYTE, TextTokenizer, tokenizer_from_gguf
-from approxcc.ml.models.weights import cast_matrices, quantize_int8, stack_layers
+from workloads.models.files import gemma3_path, smollm2_path
+from workloads.models.gguf_file import GGUFFile
+from workloads.models.tokenizer import BYTE, TextTokenizer, tokenizer_from_gguf
+from workloads.models.weights import cast_matrices, quantize_int8, stack_layers
 
 SAMPLES = [
     "The capital of France is Paris.",
@@ -141,7 +142,7 @@ def test_weight_rewrites_keep_the_model_close(smol: DecoderModel) -> None:
 
 
 def _check_iree(model: DecoderModel, ids: list[int]) -> str:
-    from approxcc.ml.models.iree_decode import IreeRunner
+    from workloads.models.iree_decode import IreeRunner
 
     iree, jax_runner = IreeRunner(model), JaxRunner(model)
     want, got = jax_runner.prefill(ids), iree.prefill(ids)
@@ -189,14 +190,14 @@ def test_iree_linear_is_one_fused_dispatch(dtype: str, tmp_path: Path) -> None:
     import jax
     import ml_dtypes
 
-    from approxcc.ml.models.iree_decode import (
+    from workloads.models.iree_decode import (
         CPU_FLAGS,
         DEFAULT_MODE,
         _to_device,
         export_mlir,
         iree_compile_path,
     )
-    from approxcc.ml.models.weights import linear, quantize_matrix
+    from workloads.models.weights import linear, quantize_matrix
 
     rng = np.random.default_rng(0)
     w32 = rng.standard_normal((1536, 576)).astype(np.float32)  # as SmolLM2 w_up

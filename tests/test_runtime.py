@@ -7,14 +7,13 @@ The C programs under tests/runtime/ register their tables the way tunable builds
 from __future__ import annotations
 
 import json
-import os
 import struct
 import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import ROOT, cc, run_binary, write_config
 
-ROOT = Path(__file__).resolve().parents[1]
 RUNTIME = ROOT / "runtime"
 PROGRAMS = Path(__file__).resolve().parent / "runtime"
 
@@ -23,10 +22,9 @@ EXACT = [1, 33, 66, 1, 1, 1, 0, 0, 0, 0, 0]
 
 
 def compile_program(out: Path, *sources: str) -> Path:
-    subprocess.run(["cc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-O1",
-                    f"-I{RUNTIME}", str(RUNTIME / "approxrt.c"),
-                    *(str(PROGRAMS / s) for s in sources), "-o", str(out)],
-                   check=True, capture_output=True, text=True)
+    """The runtime's sources and `sources` built with every warning an error."""
+    cc("-std=c99", "-Wall", "-Wextra", "-Werror", "-O1", f"-I{RUNTIME}",
+       *sorted(RUNTIME.glob("*.c")), *(PROGRAMS / s for s in sources), "-o", out)
     return out
 
 
@@ -42,16 +40,11 @@ def bins(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def run(binary: Path, config: str | None) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "APPROX_CONFIG"}
-    if config is not None:
-        env["APPROX_CONFIG"] = config
-    return subprocess.run([str(binary)], env=env, capture_output=True, text=True, timeout=10)
+    return run_binary(binary, env={"APPROX_CONFIG": config}, timeout=10)
 
 
 def write(tmp_path: Path, knobs: object, name: str = "config.json", **extra: object) -> str:
-    path = tmp_path / name
-    path.write_text(json.dumps({"approxcc": "1", "program": "t", "knobs": knobs, **extra}))
-    return str(path)
+    return write_config(tmp_path / name, knobs, **extra)
 
 
 def table(proc: subprocess.CompletedProcess) -> list[int]:

@@ -1,8 +1,6 @@
 """The approx annotation language for C/C++: parsing, checking and finding annotations."""
 
 from approxcc.annotations.grammar import (
-    DIRECTIVES,
-    EXACT_VALUE,
     Annotation,
     ClauseExpr,
     parse_annotation,
@@ -10,8 +8,6 @@ from approxcc.annotations.grammar import (
 from approxcc.annotations.scanner import scan_annotations
 
 __all__ = [
-    "DIRECTIVES",
-    "EXACT_VALUE",
     "Annotation",
     "ClauseExpr",
     "parse_annotation",

@@ -13,14 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from approxcc import registry
 from approxcc.diagnostics import CompileError, Diagnostic, SourceLocation, note
+from approxcc.registry import TransformSpec
 
-DIRECTIVES = ("loop_perforate", "func_substitute", "task_skipping", "memoize")
-EXACT_VALUE = {"loop_perforate": 1, "func_substitute": 0, "task_skipping": 0, "memoize": 1}
-CLAUSES = ("knob", "values", "variants", "state", "thresholds", "range", "check", "recover")
-
-# Default tuner domains (inclusive); func_substitute's depends on its variants.
-_DEFAULT_DOMAIN = {"loop_perforate": (1, 8), "memoize": (1, 8), "task_skipping": (0, 1)}
 _MAX_VALUES = 4096  # largest `values(lo:hi)` range
 # A clause that only makes sense together with another one.
 _REQUIRES = {"thresholds": "state", "range": "state", "recover": "check"}
@@ -58,14 +54,18 @@ class Annotation:
         default_factory=lambda: MappingProxyType({}), hash=False)
     lines: tuple[int, int] = (0, 0)  # first and last physical line of the annotation itself
 
+    @property
+    def spec(self) -> TransformSpec:
+        spec = registry.get(self.directive)
+        assert spec is not None  # the parser accepts registered directives only
+        return spec
+
     def domain(self) -> tuple[int, ...]:
         """The values the tuner may choose: `values(...)`, else the directive's default."""
         if self.values is not None:
             return self.values
-        if self.directive == "func_substitute":
-            return tuple(range(len(self.variants) + 1))
-        lo, hi = _DEFAULT_DOMAIN[self.directive]
-        return tuple(range(lo, hi + 1))
+        assert self.spec.domain is not None  # a directive has a domain (registry checks)
+        return self.spec.domain.defaults(len(self.variants))
 
     @property
     def dynamic(self) -> bool:
@@ -74,10 +74,10 @@ class Annotation:
     def threshold_count(self) -> int:
         if self.thresholds is not None:
             return self.thresholds
-        return 1 if self.dynamic else 0
+        return registry.DEFAULT_THRESHOLD_COUNT if self.dynamic else 0
 
     def threshold_range(self) -> tuple[int, int]:
-        return self.range if self.range is not None else (0, 100)
+        return self.range if self.range is not None else registry.DEFAULT_RANGE
 
 
 def parse_annotation(text: str, loc: SourceLocation, target_line: int = 0) -> Annotation:
@@ -139,14 +139,16 @@ class _Parser:
     def parse(self, target_line: int) -> Annotation:
         self.skip_space()
         directive_at = self.pos
+        directives = registry.names(c=True)
         m = _IDENT.match(self.text, self.pos)
         if not m:
             raise self.error("expected an approx directive (one of "
-                             + ", ".join(DIRECTIVES) + ")", directive_at)
+                             + ", ".join(directives) + ")", directive_at)
         directive = m[0]
-        if directive not in DIRECTIVES:
+        spec = registry.get(directive)
+        if spec is None or not spec.has_directive:
             raise self.error(f"unknown approx directive '{directive}'"
-                             + _suggest(directive, DIRECTIVES), directive_at)
+                             + _suggest(directive, directives), directive_at)
         self.pos = m.end()
         clauses: dict[str, _Clause] = {}
         while True:
@@ -169,9 +171,10 @@ class _Parser:
                 raise self.error("unmatched ')'", start)
             raise self.error("extra tokens at end of approx annotation", start)
         name = m[0]
-        if name not in CLAUSES:
+        known = _all_clauses()
+        if name not in known:
             raise self.error(f"unknown clause '{name}' in '{directive}' annotation"
-                             + _suggest(name, CLAUSES), start)
+                             + _suggest(name, known), start)
         self.pos = m.end()
         self.skip_space()
         if not self.text.startswith("(", self.pos):
@@ -252,15 +255,20 @@ class _Parser:
 
     def check(self, directive: str, directive_at: int, clauses: dict[str, _Clause],
               target_line: int) -> Annotation:
+        spec = registry.get(directive)
+        assert spec is not None and spec.domain is not None  # parse() checked
         for c in clauses.values():
-            if c.name == "variants" and directive != "func_substitute":
-                raise self.error("'variants' clause is only valid on 'func_substitute', not "
-                                 f"'{directive}'", c.start)
+            if not spec.accepts(c.name):
+                owners = [s.name for s in registry.transforms() if c.name in s.clauses]
+                raise self.error(f"'{c.name}' clause is only valid on "
+                                 + " or ".join(f"'{o}'" for o in owners)
+                                 + f", not '{directive}'", c.start)
             needed = _REQUIRES.get(c.name)
             if needed and needed not in clauses:
                 raise self.error(f"'{c.name}' clause requires a '{needed}' clause", c.start)
-        if directive == "func_substitute" and "variants" not in clauses:
-            raise self.error("'func_substitute' requires a 'variants' clause", directive_at)
+        for needed in spec.requires:
+            if needed not in clauses:
+                raise self.error(f"'{directive}' requires a '{needed}' clause", directive_at)
 
         fields: dict[str, object] = {}
         if c := clauses.get("knob"):
@@ -270,7 +278,7 @@ class _Parser:
             fields["variants"] = tuple(self.identifier(c, t, o, "variant")
                                        for t, o in self.items(c))
         if c := clauses.get("values"):
-            fields["values"] = self.domain_values(directive, c, len(fields.get("variants", ())))
+            fields["values"] = self.domain_values(spec, c, len(fields.get("variants", ())))
         if c := clauses.get("thresholds"):
             start, end = self.args(c)
             n = self.integer(self.text[start:end], start, "thresholds")
@@ -298,7 +306,8 @@ class _Parser:
         return Annotation(directive, self.loc(directive_at), target_line,
                           clause_locs=locs, **fields)
 
-    def domain_values(self, directive: str, clause: _Clause, n_variants: int) -> tuple[int, ...]:
+    def domain_values(self, spec: TransformSpec, clause: _Clause,
+                      n_variants: int) -> tuple[int, ...]:
         """The expanded `values`, each checked against what the directive can do."""
         span = self.bounds(clause)
         if span is None:
@@ -313,19 +322,20 @@ class _Parser:
                 raise self.error(f"range {lo}:{hi} in 'values' clause is too large (at most "
                                  f"{_MAX_VALUES} values)", lo_at)
             listed, expanded = list(span), tuple(range(lo, hi + 1))
-        least, most, meaning = {
-            "loop_perforate": (1, None, "must be >= 1"),
-            "memoize": (1, None, "must be >= 1"),
-            "task_skipping": (0, 1, "must be 0 or 1"),
-            "func_substitute": (0, n_variants,
-                                f"must be between 0 and {n_variants}, the number of variants"),
-        }[directive]
+        domain = spec.domain
+        assert domain is not None  # a directive has a domain (registry checks)
         # Checking a range's two bounds covers everything between them.
         for value, offset in listed:
-            if value < least or (most is not None and value > most):
-                raise self.error(f"value {value} is not valid for '{directive}' ({meaning})",
-                                 offset)
+            if not domain.allows(value, n_variants):
+                raise self.error(f"value {value} is not valid for '{spec.name}' "
+                                 f"({domain.meaning(n_variants)})", offset)
         return expanded
+
+
+def _all_clauses() -> tuple[str, ...]:
+    """Every clause some directive takes: the common ones, then the transforms' own."""
+    extra = (c for s in registry.transforms() for c in s.clauses)
+    return tuple(dict.fromkeys((*registry.COMMON_CLAUSES, *extra)))
 
 
 def _suggest(word: str, choices: tuple[str, ...]) -> str:

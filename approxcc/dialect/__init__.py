@@ -1,8 +1,7 @@
-"""The approx dialect: ops, verifiers, the transform registry and `make_knob`."""
+"""The approx dialect: ops, verifiers and `make_knob`; `targets` and `symbols` hold the
+queries that transforms and passes share."""
 
 from approxcc.dialect.approx import (
-    TARGETS,
-    TRANSFORMS,
     Approx,
     DecisionTreeOp,
     KnobOp,
@@ -17,8 +16,6 @@ from approxcc.dialect.approx import (
 )
 
 __all__ = [
-    "TARGETS",
-    "TRANSFORMS",
     "Approx",
     "DecisionTreeOp",
     "KnobOp",

@@ -1,5 +1,7 @@
 """The `approx` dialect (ApproxMLIR, Table 1): knob, decision_tree, transform, try, yield.
 
+Which transform types exist, and each one's own knob checks, come from `approxcc.registry`.
+
 Every op has a custom syntax (documented in its docstring) that round-trips; the generic form
 parses as well.
 """
@@ -27,7 +29,6 @@ from xdsl.dialects.builtin import (
     i1,
     i64,
 )
-from xdsl.dialects.scf import ForOp
 from xdsl.dialects.utils import AbstractYieldOperation
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
@@ -50,22 +51,19 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator
 from xdsl.utils.exceptions import VerifyException
 
-from approxcc.annotations import EXACT_VALUE
+from approxcc import registry
 from approxcc.diagnostics import CompileError, SourceLocation, note
+from approxcc.registry import TARGET_KINDS, TransformSpec
 
-# The registered transforms and the value that makes each one exact (no approximation): the
-# annotation language's table. Adding a transform means adding it there and its pattern in
-# approxcc/lowering.
-TRANSFORMS: dict[str, int] = EXACT_VALUE
 
-# What a knob wraps (`params.target`, see docs/approx-ir.md §1).
-TARGETS = ("loop", "statement", "call", "function")
-
-def _verify_transform_type(transform_type: str) -> None:
-    if transform_type not in TRANSFORMS:
+def _verify_transform_type(transform_type: str) -> TransformSpec:
+    """The registered transform named `transform_type`."""
+    spec = registry.get(transform_type)
+    if spec is None:
         raise VerifyException(
             f"unknown transform_type '{transform_type}' "
-            f"(registered: {', '.join(TRANSFORMS)})")
+            f"(registered: {', '.join(registry.names())})")
+    return spec
 
 
 def _int_list(attr: Attribute, what: str) -> list[int]:
@@ -105,8 +103,8 @@ def _verify_params(params: DictionaryAttr) -> None:
     if unknown:
         raise VerifyException(f"unknown knob params: {', '.join(sorted(unknown))}")
     if "target" in p and not (isinstance(p["target"], StringAttr)
-                              and p["target"].data in TARGETS):
-        raise VerifyException(f"params.target must be one of {', '.join(TARGETS)}")
+                              and p["target"].data in TARGET_KINDS):
+        raise VerifyException(f"params.target must be one of {', '.join(TARGET_KINDS)}")
     if "callee" in p:
         if not isinstance(p["callee"], SymbolRefAttr):
             raise VerifyException("params.callee must be a symbol reference")
@@ -218,16 +216,14 @@ class KnobOp(IRDLOperation):
             raise VerifyException("approx.yield operands must match the knob results' types")
         if not self.transform_types.data:
             raise VerifyException("knob has no transform_types")
-        for t in self.transform_types:
-            _verify_transform_type(t.data)
+        specs = [_verify_transform_type(t.data) for t in self.transform_types]
         _verify_params(self.params)
         if self.is_dynamic and not (self.args and _is_state_type(self.args[0].type)):
             raise VerifyException("a dynamic knob's first operand must be its state "
                                   "(a signless integer or a float)")
-        if "loop_perforate" in (t.data for t in self.transform_types) and not any(
-                isinstance(op, ForOp) for op in block.ops):
-            raise VerifyException("a loop_perforate knob must contain an scf.for at the top "
-                                  "level of its body")
+        for spec in specs:
+            if spec.verify is not None:
+                spec.verify(self, spec)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")

@@ -3,31 +3,34 @@
     source.c ─frontend─▶ .approx.mlir ─approx passes─▶ .core.mlir ─mlir-opt─▶ .llvm.mlir
       ─mlir-translate─▶ .ll ─opt─▶ .opt.ll ─llc─▶ .mlir.o ┐
     remainder (frontend/tu_split.py) .rest.c ─cc─▶ .rest.o ┴─ cc -r (+ .knobs.s) ─▶ .o (-c)
-    objects ─cc (+ runtime/ libapproxrt)─▶ executable
+    objects ─cc (+ the approxcc runtime)─▶ executable
 
     model.py ─approxcc.ml.build─▶ folder of IREE variants and manifest.json
 
-In-process phases (frontend, approx passes, dependency file) and tool jobs share one `Job`
-shape, so the whole compilation can be printed (`-###`, `-v`) or run. Intermediates are
+A compilation is a list of jobs, each a command line that does its step when pasted into a
+shell (`-###` prints them, `-v` prints them as they run). Tools run as processes; the
+in-process phases (frontend, approx passes, dependency file, model build) are spelled as the
+`approxcc -cc1 ...` / `approxcc opt ...` commands that do the same (driver/cc1.py), and run
+in this process, handing the frontend's module to the passes in memory. Intermediates are
 named after their source (`a.approx.mlir`, `a.core.mlir`, `a.ll`, `a.rest.o`, ...) in a
-temporary folder, or where `-save-temps` keeps them.
+temporary folder, in the temporary directory itself (prefixed, as clang names them) for
+`-###`, or where `-save-temps` keeps them.
 """
 
 from __future__ import annotations
 
-import shutil
+import os
 import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from io import StringIO
 from pathlib import Path
 
+from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.printer import Printer
 
 from approxcc.diagnostics import CompileError, warn
-from approxcc.driver import depfile, program_knobs
+from approxcc.driver import cc1, program_knobs
 from approxcc.driver.options import C_SUFFIXES, Options
 from approxcc.driver.program_knobs import KnobRecord
 from approxcc.driver.toolchain import (
@@ -43,18 +46,48 @@ from approxcc.lowering import core_to_llvm
 # the suffix of each -S/-c output kind when -o does not name it
 _DEFAULT_SUFFIX = {"approx": ".mlir", "mlir": ".mlir", "llvm": ".ll", "bc": ".bc", "asm": ".s",
                    None: ".o"}
+# Tools that only ever see what approxcc generated: their failure is approxcc's bug.
+_INTERNAL_TOOLS = ("mlir-opt", "mlir-translate", "opt", "llc", "llvm-as")
+FAULT_VARIABLE = "APPROXCC_INJECT_FAULT"
+
+
+def inject_fault(phase: str) -> None:
+    """Test hook (tests/test_robustness.py): `APPROXCC_INJECT_FAULT=PHASE` makes the phase
+    fail as a bug in approxcc would, which no input can otherwise cause. Phases: frontend,
+    each approx pass by name, mlir-opt, mlir-translate, opt, llc, cc (the remainder), depfile,
+    link, ml-build."""
+    if os.environ.get(FAULT_VARIABLE) == phase:
+        raise RuntimeError(f"fault injected into phase '{phase}' ({FAULT_VARIABLE})")
+
+
+class ToolFailure(Exception):
+    """A tool failed on input approxcc generated: an internal compiler error."""
+
+
+def approxcc_command() -> list[str]:
+    """How a shell runs this approxcc: the console script beside the interpreter, else the
+    interpreter on the entry point."""
+    script = Path(sys.executable).parent / "approxcc"
+    if script.is_file():
+        return [str(script)]
+    return [sys.executable, "-c", "import sys; from approxcc.cli import main; "
+            "sys.argv[0] = 'approxcc'; main()"]
 
 
 @dataclass
 class Job:
-    """One step: a tool command line, or an in-process phase shown as a pseudo-command."""
+    """One step: its command line, and for an in-process phase the function that does in
+    this process what the command line does."""
 
     argv: list[str]
+    phase: str
     run: Callable[[], None] | None = None      # an in-process phase
     prepare: Callable[[], None] | None = None  # in-process checks before the tool runs
     to_stdout: bool = False                    # the tool's output is ours (-E without -o)
+    unit: str | None = None                    # the translation unit it compiles (cc1)
 
     def execute(self) -> None:
+        inject_fault(self.phase)
         if self.prepare is not None:
             self.prepare()
         if self.run is not None:
@@ -66,17 +99,18 @@ class Job:
             return
         sys.stdout.flush()
         proc = subprocess.run(self.argv, stdout=None if self.to_stdout else subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
-        if proc.returncode != 0:
-            name = Path(self.argv[0]).name
-            raise CompileError(f"{name} failed (exit {proc.returncode}):\n"
-                               f"{proc.stderr.strip() or proc.stdout.strip()}")
-
-
-def print_module(module: ModuleOp, generic: bool) -> str:
-    out = StringIO()
-    Printer(stream=out, print_generic_format=generic).print_op(module)
-    return out.getvalue() + "\n"
+                              stderr=subprocess.PIPE, text=True, errors="replace")
+        if proc.returncode == 0:
+            return
+        output = (proc.stderr.strip() or (proc.stdout or "").strip())
+        if self.phase in _INTERNAL_TOOLS:
+            raise ToolFailure(f"{self.phase} failed with exit code {proc.returncode}: "
+                              f"{output.splitlines()[0] if output else '(no output)'}")
+        if output:
+            print(output, file=sys.stderr)  # the tool's own diagnostics, as clang shows them
+        what = "linker" if self.phase == "link" else Path(self.argv[0]).name
+        raise CompileError(f"{what} command failed with exit code {proc.returncode} (use -v "
+                           f"to see invocation)")
 
 
 def compiler_for(sources: list[str]) -> str:
@@ -92,7 +126,6 @@ class _Unit:
 
     module: ModuleOp = field(default_factory=lambda: ModuleOp([]))  # the frontend's
     knobs: list[KnobRecord] = field(default_factory=list)
-    included: list[str] = field(default_factory=list)
 
 
 class Compilation:

@@ -1,70 +1,30 @@
-"""Command-line flags → Options, as clang's driver reads them.
+"""Command-line flags → Options, as clang's driver reads them: one table, `FLAGS`.
 
-`approxcc build ARGS` and `approxcc ARGS` (no subcommand) take the same flags: clang's, plus
-approxcc's own (`-fapprox-config=FILE` / `--config FILE`, `-fapprox-tunable` / `--tunable`,
-`-emit-mlir` / `--emit=approx|mlir|llvm|asm`, `--target=cpu,cuda,rocm` for `.py` models).
-Flags approxcc does not interpret but a build may pass (`-f...`, `-m...`, `-W...`, `-pthread`,
-`-g`) go where they mean something: the libclang parse, the system compiler that compiles
-the remainder (frontend/tu_split.py), the link. Anything else is `unknown argument`.
+Every flag the driver takes is declared once, in `FLAGS`: its spellings, its kind (as clang's
+OptTable: a flag, a joined value `-Idir`, a separate value `-Xlinker X`, or either), its help
+and where its value goes. The parser, `approxcc build --help` and the "did you mean" hints
+are generated from the table. A spelling ending in a letter that is also the prefix of other
+arguments (`-f`, `-m`, `-W`, `-g`) takes the whole family: flags approxcc does not interpret
+but a build may pass go where they mean something (the libclang parse, the system compiler
+that compiles the remainder, frontend/tu_split.py, the link). Anything else is
+`unknown argument`. Every argument error is reported (as clang does), then the driver stops.
 """
 
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 
 from approxcc.diagnostics import CompileError, WarningOptions
 
 C_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".C")
 APPROX_WARNINGS = ("-Wapprox-exact-knob", "-Wapprox-skipped-annotation")
-
-# Flags whose value may be the next argument (`-I dir`) or joined (`-Idir`).
-_SEPARATE = ("-o", "-I", "-D", "-U", "-l", "-L", "-MF", "-MT", "-MQ")
-# Preprocessor flags with a separate value, for the parse and the system compiler.
-_PREPROCESSOR_PAIRS = ("-include", "-imacros", "-isystem", "-iquote", "-idirafter")
-_LINK_ONLY = ("-shared", "-static", "-rdynamic", "-pie", "-no-pie", "-nostdlib",
-              "-nodefaultlibs", "-nostartfiles", "-s")
-_OPT_LEVELS = {"-O0": 0, "-O1": 1, "-O": 1, "-Og": 1, "-O2": 2, "-Os": 2, "-Oz": 2, "-O3": 3,
-               "-Ofast": 3}
-_EMIT_KINDS = ("approx", "mlir", "llvm", "asm")
-KNOWN_FLAGS = (*_SEPARATE, *_PREPROCESSOR_PAIRS, *_LINK_ONLY, *_OPT_LEVELS, "-c", "-S", "-E",
-               "-emit-llvm", "-emit-mlir", "-###", "-v", "-save-temps", "-save-temps=cwd",
-               "-save-temps=obj", "-Werror", "-w", "-MD", "-MMD", "-MP", "-g", "-pthread",
-               "-std=", "-fapprox-config=", "-fapprox-tunable", "-fdiagnostics-color=",
-               "--version", "--help", "--config", "--tunable", "--emit=", "--target=",
-               "-Xlinker", "-nostdinc", "-ansi", "-pedantic", "-pipe")
-
-HELP = """\
-OVERVIEW: approxcc, the accuracy-aware C/C++ compiler (a clang-compatible driver)
-
-USAGE: approxcc [build] [options] file...
-
-Files: .c .cc .cpp .cxx .C are compiled; .o .a .so and anything else are linked;
-a .py model is built into IREE variants (approxcc.ml.build) in the -o folder.
-
-OPTIONS:
-  -c / -S / -E            compile to an object / to assembly / preprocess only
-  -emit-llvm              with -S: LLVM IR (.ll); with -c: bitcode (.bc)
-  -emit-mlir              MLIR from the frontend, with approx ops (.mlir)
-  --emit=KIND             with -S: approx | mlir (after the approx passes) | llvm | asm
-  -o FILE                 output file (`-` = stdout for text)
-  -fapprox-config=FILE    build one knob configuration (also --config FILE)
-  -fapprox-tunable        read knob values at start-up from $APPROX_CONFIG (also --tunable)
-  -I -D -U -std= -include -isystem -iquote -idirafter    as clang
-  -O0 -O1 -O2 -O3 -Os -Oz -Ofast -g                     as clang
-  -l -L -Wl, -Xlinker -shared -static -pthread          linking
-  -MD -MMD -MF -MT -MQ -MP                              dependency files for make
-  -w -Werror -Werror=FLAG -Wno-error=FLAG -WFLAG -Wno-FLAG
-                          warnings (approx's own: -Wapprox-exact-knob,
-                          -Wapprox-skipped-annotation)
-  -fdiagnostics-color=never|always|auto
-  -save-temps[=cwd|obj]   keep every intermediate (.approx.mlir, .core.mlir, .ll, .o, ...)
-  -###                    print the jobs, run nothing
-  -v                      print the jobs as they run
-  --target=cpu,cuda,rocm  IREE targets of a .py model
-  --version               print the version
-"""
+COLOR_MODES = ("never", "always", "auto")
+EMIT_KINDS = ("approx", "mlir", "llvm", "asm")
+_OPT_LEVELS = {"": 1, "0": 0, "1": 1, "g": 1, "2": 2, "s": 2, "z": 2, "3": 3, "fast": 3}
 
 
 @dataclass
@@ -106,6 +66,7 @@ class Options:
     target_cpu: str | None = None    # -march= / -mcpu=: opt and llc
     ml_targets: str | None = None    # --target= of .py models
     warnings: WarningOptions = field(default_factory=WarningOptions)
+    color: str = "auto"              # -fdiagnostics-color=
     show_version: bool = False
     show_help: bool = False
 
@@ -122,172 +83,370 @@ class Options:
         return not (self.compile_only or self.emit or self.preprocess_only)
 
 
-def diagnostics_color(argv: list[str]) -> str:
-    """never | always | auto: read before anything else, so argument errors are coloured."""
-    mode = "auto"
-    for arg in argv:
-        if arg in ("-fcolor-diagnostics", "-fdiagnostics-color"):
-            mode = "always"
-        elif arg in ("-fno-color-diagnostics", "-fno-diagnostics-color"):
-            mode = "never"
-        elif arg.startswith("-fdiagnostics-color="):
-            mode = arg.split("=", 1)[1]
-    return mode
+class Kind(Enum):
+    """How a flag takes its value, as clang's OptTable says it."""
+
+    FLAG = "flag"                              # -c
+    JOINED = "joined"                          # -std=c11, -Wall (the spelling is a prefix)
+    SEPARATE = "separate"                      # -Xlinker X
+    JOINED_OR_SEPARATE = "joined-or-separate"  # -Idir or -I dir; --config=F or --config F
+
+
+# What the parser state is while it reads one command line; an action changes it.
+Action = Callable[["_Parser", str, str], None]   # (parser, the spelling, the value)
+
+
+@dataclass(frozen=True)
+class Flag:
+    spellings: tuple[str, ...]
+    kind: Kind
+    help: str
+    action: Action
+    metavar: str = ""
+    section: str = "Other"
+    hidden: bool = False   # in the table (so accepted), not in --help
+
+
+def _set(name: str, value: object = None) -> Action:
+    """Store the flag's value (or `value`) in the Options field `name`."""
+    return lambda p, flag, v: setattr(p.opts, name, v if value is None else value)
+
+
+def _add(name: str, spelled: str = "{flag}{value}") -> Action:
+    """Append the flag, spelled as `spelled`, to the Options list `name`."""
+    return lambda p, flag, v: getattr(p.opts, name).append(spelled.format(flag=flag, value=v))
+
+
+def _pair(name: str) -> Action:
+    """Append the flag and its value as two arguments (`-isystem DIR`)."""
+    return lambda p, flag, v: getattr(p.opts, name).extend([flag, v])
+
+
+def _to(*actions: Action) -> Action:
+    def run(p: _Parser, flag: str, value: str) -> None:
+        for action in actions:
+            action(p, flag, value)
+    return run
+
+
+def _ignore(p: _Parser, flag: str, value: str) -> None:
+    """A flag that means nothing here (approxcc's jobs use files: -pipe)."""
+
+
+def _opt_level(p: _Parser, flag: str, value: str) -> None:
+    if value not in _OPT_LEVELS:
+        raise CompileError(f"invalid integral value '{value}' in '-O{value}'")
+    p.opts.opt_level = _OPT_LEVELS[value]
+
+
+def _emit(p: _Parser, flag: str, value: str) -> None:
+    if value not in EMIT_KINDS:
+        raise CompileError(f"invalid value '{value}' in '--emit' (expected "
+                           f"{', '.join(EMIT_KINDS)})")
+    p.emit_flag = value
+
+
+def _emit_flag(p: _Parser, flag: str, value: str) -> None:
+    p.emit_flag = "llvm" if flag == "-emit-llvm" else "approx"
+
+
+def _assembly(p: _Parser, flag: str, value: str) -> None:
+    p.assembly = True
+
+
+def _save_temps(p: _Parser, flag: str, value: str) -> None:
+    if value not in ("", "cwd", "obj"):
+        raise CompileError(f"invalid value '{value}' in '-save-temps={value}'")
+    p.opts.save_temps = value or "cwd"
+
+
+def _color(p: _Parser, flag: str, value: str) -> None:
+    if flag.endswith("="):
+        if value not in COLOR_MODES:
+            raise CompileError(f"invalid argument '{value}' to -fdiagnostics-color=")
+        p.opts.color = value
+    else:
+        p.opts.color = "never" if flag.startswith("-fno-") else "always"
+
+
+def _target_cpu(p: _Parser, flag: str, value: str) -> None:
+    p.opts.target_cpu = value
+
+
+def _dep_mode(p: _Parser, flag: str, value: str) -> None:
+    p.dep_mode = flag
+
+
+def _dep_phony(p: _Parser, flag: str, value: str) -> None:
+    p.deps.phony = True
+
+
+def _dep_file(p: _Parser, flag: str, value: str) -> None:
+    p.deps.file = value
+
+
+def _dep_target(p: _Parser, flag: str, value: str) -> None:
+    p.deps.targets.append(value if flag == "-MT" else quote_target(value))
+
+
+def _warnings(change: Callable[[WarningOptions, str], None]) -> Action:
+    return lambda p, flag, v: change(p.opts.warnings, v)
+
+
+def _warning_flag(p: _Parser, flag: str, value: str) -> None:
+    """-WFLAG: approx's own warnings are on by default; clang's go to the parse."""
+    name = f"-W{value}"
+    if name in APPROX_WARNINGS:
+        p.opts.warnings.disabled.discard(name)
+    else:
+        p.opts.warning_args.append(name)
+
+
+def _no_warning(p: _Parser, flag: str, value: str) -> None:
+    name = f"-W{value}"
+    p.opts.warnings.disabled.add(name)
+    if name not in APPROX_WARNINGS:
+        p.opts.warning_args.append(f"-Wno-{value}")
+
+
+def _error_warning(p: _Parser, flag: str, value: str) -> None:
+    name = f"-W{value}"
+    p.opts.warnings.errors.add(name)
+    p.opts.warnings.disabled.discard(name)
+    if name not in APPROX_WARNINGS:
+        p.opts.warning_args.append(name)
+
+
+def _link_input(p: _Parser, flag: str, value: str) -> None:
+    p.opts.sources.append(f"{'-l' if flag == '-l' else '-Wl,'}{value}")
+
+
+_PASS_THROUGH = _to(_add("clang_args"), _add("link_args"))
+_C, _A, _L, _W, _M = ("Compilation", "approxcc", "Preprocessor, linker",
+                      "Warnings and diagnostics", "Dependency files")
+
+FLAGS: tuple[Flag, ...] = (
+    # what to do
+    Flag(("-c",), Kind.FLAG, "compile to an object", _set("compile_only", True), section=_C),
+    Flag(("-S",), Kind.FLAG, "compile to assembly (or with --emit, to IR)", _assembly,
+         section=_C),
+    Flag(("-E",), Kind.FLAG, "preprocess only", _set("preprocess_only", True), section=_C),
+    Flag(("-emit-llvm",), Kind.FLAG, "with -S: LLVM IR (.ll); with -c: bitcode (.bc)",
+         _emit_flag, section=_C),
+    Flag(("-emit-mlir",), Kind.FLAG, "MLIR from the frontend, with approx ops (.mlir)",
+         _emit_flag, section=_C),
+    Flag(("--emit",), Kind.JOINED_OR_SEPARATE,
+         "with -S: approx | mlir (after the approx passes) | llvm | asm", _emit,
+         metavar="KIND", section=_C),
+    Flag(("-o",), Kind.JOINED_OR_SEPARATE, "output file (`-` = stdout for text)",
+         _set("output"), metavar="FILE", section=_C),
+    Flag(("-O",), Kind.JOINED, "optimisation level: -O0 -O1 -O2 -O3 -Os -Oz -Ofast -Og",
+         _opt_level, metavar="LEVEL", section=_C),
+    Flag(("-g",), Kind.JOINED, "debug information (to the system compiler and the link)",
+         _add("codegen_args"), section=_C),
+    Flag(("-std=",), Kind.JOINED, "language standard, as clang", _add("clang_args"),
+         metavar="STD", section=_C),
+    Flag(("-march=", "-mcpu="), Kind.JOINED, "target CPU (opt, llc, the system compiler)",
+         _to(_PASS_THROUGH, _target_cpu), metavar="CPU", section=_C),
+    Flag(("-f", "-m"), Kind.JOINED, "-fFLAG / -mFLAG: to the parse, the system compiler and "
+         "the link", _PASS_THROUGH, metavar="FLAG", section=_C),
+    Flag(("-pthread",), Kind.FLAG, "POSIX threads", _PASS_THROUGH, section=_C),
+    Flag(("-save-temps",), Kind.FLAG, "keep the intermediates (.approx.mlir, .ll, .o, ...) "
+         "here", _save_temps, section=_C),
+    Flag(("-save-temps=",), Kind.JOINED, "cwd: as -save-temps; obj: beside the output",
+         _save_temps, metavar="WHERE", section=_C),
+    Flag(("-###",), Kind.FLAG, "print the jobs (shell commands that do the build), run "
+         "nothing", _set("print_jobs", True), section=_C),
+    Flag(("-v",), Kind.FLAG, "print the jobs as they run", _set("verbose", True), section=_C),
+    Flag(("-pipe",), Kind.FLAG, "accepted; approxcc's jobs use files", _ignore, section=_C,
+         hidden=True),
+    Flag(("--version",), Kind.FLAG, "print the version", _set("show_version", True),
+         section=_C),
+    Flag(("--help",), Kind.FLAG, "print this help", _set("show_help", True), section=_C),
+    # approxcc's own
+    Flag(("-fapprox-config=", "--config"), Kind.JOINED_OR_SEPARATE,
+         "build one knob configuration", _set("config"), metavar="FILE", section=_A),
+    Flag(("-fapprox-tunable", "--tunable"), Kind.FLAG,
+         "read knob values at start-up from $APPROX_CONFIG", _set("tunable", True),
+         section=_A),
+    Flag(("--target",), Kind.JOINED_OR_SEPARATE, "IREE targets of a .py model: cpu,cuda,rocm",
+         _set("ml_targets"), metavar="LIST", section=_A),
+    # preprocessor and linker
+    Flag(("-I", "-D", "-U"), Kind.JOINED_OR_SEPARATE, "include folder, define, undefine",
+         _add("clang_args"), metavar="VALUE", section=_L),
+    Flag(("-include", "-imacros", "-isystem", "-iquote", "-idirafter"),
+         Kind.JOINED_OR_SEPARATE, "as clang", _pair("clang_args"), metavar="VALUE",
+         section=_L),
+    Flag(("-nostdinc", "-ansi", "-trigraphs"), Kind.FLAG, "as clang", _add("clang_args"),
+         section=_L),
+    Flag(("-Wp,",), Kind.JOINED, "preprocessor flags", _add("clang_args"), metavar="ARGS",
+         section=_L),
+    Flag(("-l",), Kind.JOINED_OR_SEPARATE, "link a library", _link_input, metavar="LIB",
+         section=_L),
+    Flag(("-L",), Kind.JOINED_OR_SEPARATE, "library folder", _add("link_args"),
+         metavar="DIR", section=_L),
+    Flag(("-Wl,",), Kind.JOINED, "linker flags", _add("sources"), metavar="ARGS",
+         section=_L),
+    Flag(("-Xlinker",), Kind.SEPARATE, "one linker flag", _link_input, metavar="ARG",
+         section=_L),
+    Flag(("-Wa,",), Kind.JOINED, "assembler flags", _add("codegen_args"), metavar="ARGS",
+         section=_L),
+    Flag(("-shared", "-static", "-rdynamic", "-pie", "-no-pie", "-nostdlib", "-nodefaultlibs",
+          "-nostartfiles", "-s"), Kind.FLAG, "as clang, for the link", _add("link_args"),
+         section=_L),
+    # dependency files
+    Flag(("-MD", "-MMD"), Kind.FLAG, "write a make rule (-MMD: without system headers)",
+         _dep_mode, section=_M),
+    Flag(("-MF",), Kind.JOINED_OR_SEPARATE, "the rule's file", _dep_file, metavar="FILE",
+         section=_M),
+    Flag(("-MT", "-MQ"), Kind.JOINED_OR_SEPARATE, "the rule's target (-MQ: quoted for make)",
+         _dep_target, metavar="TARGET", section=_M),
+    Flag(("-MP",), Kind.FLAG, "an empty rule per header", _dep_phony, section=_M),
+    # warnings
+    Flag(("-w",), Kind.FLAG, "no warnings", _warnings(lambda w, v: setattr(w, "ignore_all",
+                                                                          True)), section=_W),
+    Flag(("-Werror",), Kind.FLAG, "warnings are errors",
+         _warnings(lambda w, v: setattr(w, "all_errors", True)), section=_W),
+    Flag(("-Wno-error",), Kind.FLAG, "warnings are warnings",
+         _warnings(lambda w, v: setattr(w, "all_errors", False)), section=_W),
+    Flag(("-Werror=",), Kind.JOINED, "this warning is an error", _error_warning,
+         metavar="FLAG", section=_W),
+    Flag(("-Wno-error=",), Kind.JOINED, "this warning is not an error",
+         _warnings(lambda w, v: w.not_errors.add(f"-W{v}")), metavar="FLAG", section=_W),
+    Flag(("-Wno-",), Kind.JOINED, "no such warning", _no_warning, metavar="FLAG",
+         section=_W),
+    Flag(("-W",), Kind.JOINED, "a warning (approx's own: -Wapprox-exact-knob, "
+         "-Wapprox-skipped-annotation)", _warning_flag, metavar="FLAG", section=_W),
+    Flag(("-pedantic",), Kind.JOINED, "clang's pedantic warnings", _add("warning_args"),
+         section=_W),
+    Flag(("-fdiagnostics-color=",), Kind.JOINED, "never | always | auto (colour on a "
+         "terminal)", _color, metavar="WHEN", section=_W),
+    Flag(("-fdiagnostics-color", "-fcolor-diagnostics", "-fno-diagnostics-color",
+          "-fno-color-diagnostics"), Kind.FLAG, "colour always / never", _color, section=_W,
+         hidden=True),
+)
+
+
+def _spelled(flag: Flag) -> str:
+    """`-o FILE`, `-std=STD`, `-fFLAG, -mFLAG`: the spellings as --help shows them."""
+    def one(spelling: str) -> str:
+        if not flag.metavar:
+            return spelling
+        joined = flag.kind is Kind.JOINED or spelling.endswith("=")
+        return f"{spelling}{'' if joined else ' '}{flag.metavar}"
+
+    return ", ".join(map(one, flag.spellings))
+
+
+def help_text() -> str:
+    """`approxcc build --help`, from the table."""
+    lines = ["OVERVIEW: approxcc, the accuracy-aware C/C++ compiler (a clang-compatible "
+             "driver)", "", "USAGE: approxcc [build] [options] file...", "",
+             "Files: .c .cc .cpp .cxx .C are compiled; .o .a .so and anything else are "
+             "linked;", "a .py model is built into IREE variants (approxcc.ml.build) in the "
+             "-o folder."]
+    for section in dict.fromkeys(f.section for f in FLAGS):
+        lines += ["", f"{section.upper()}:"]
+        for flag in (f for f in FLAGS if f.section == section and not f.hidden):
+            spelled = f"  {_spelled(flag)}"
+            lines += [spelled, f"{'':26}{flag.help}"] if len(spelled) > 25 else \
+                [f"{spelled:<26}{flag.help}"]
+    return "\n".join(lines) + "\n"
+
+
+_EXACT = {s: f for f in FLAGS for s in f.spellings}
+_PREFIXES = sorted(((s, f) for f in FLAGS if f.kind is not Kind.FLAG for s in f.spellings),
+                   key=lambda item: -len(item[0]))
+SPELLINGS = tuple(_EXACT)
+
+
+def _match(arg: str) -> tuple[Flag, str, str | None] | None:
+    """(flag, its spelling, the joined value or None) for `arg`, as clang's OptTable matches:
+    an exact spelling first, else the longest prefix that takes a joined value."""
+    flag = _EXACT.get(arg)
+    if flag is not None:
+        joined = "" if flag.kind is Kind.JOINED else None
+        return flag, arg, joined
+    for spelling, flag in _PREFIXES:
+        if not arg.startswith(spelling) or flag.kind is Kind.SEPARATE:
+            continue
+        rest = arg[len(spelling):]
+        if spelling.startswith("--"):
+            if not rest.startswith("="):
+                continue  # --config=FILE, never --configFILE
+            rest = rest[1:]
+        return flag, spelling, rest
+    return None
 
 
 def _unknown(arg: str) -> CompileError:
     stem = arg.split("=", 1)[0] + ("=" if "=" in arg else "")
-    close = difflib.get_close_matches(stem, KNOWN_FLAGS, n=1, cutoff=0.75)
+    close = difflib.get_close_matches(stem, SPELLINGS, n=1, cutoff=0.75)
     hint = f"; did you mean '{close[0]}'?" if close else ""
     return CompileError(f"unknown argument: '{arg}'{hint}")
+
+
+@dataclass
+class Arg:
+    """One argument of a command line, as the table reads it: an input (`flag` None and no
+    error), or a flag with its value; `raw` is what it took from argv (one or two items)."""
+
+    raw: list[str]
+    flag: Flag | None = None
+    spelling: str = ""
+    value: str = ""
+    error: CompileError | None = None
+
+
+def split_args(argv: list[str]) -> list[Arg]:
+    """The command line as inputs and flags with their values, in order."""
+    out: list[Arg] = []
+    args = iter(argv)
+    for arg in args:
+        if not arg.startswith("-") or arg == "-":
+            out.append(Arg([arg], value=arg))
+            continue
+        found = _match(arg)
+        if found is None:
+            out.append(Arg([arg], error=_unknown(arg)))
+            continue
+        flag, spelling, value = found
+        raw = [arg]
+        if value is None and flag.kind is not Kind.FLAG:
+            value = next(args, None)
+            if value is None:
+                out.append(Arg(raw, flag, spelling, error=CompileError(
+                    f"argument to '{spelling}' is missing (expected 1 value)")))
+                continue
+            raw.append(value)
+        out.append(Arg(raw, flag, spelling, value or ""))
+    return out
 
 
 class _Parser:
     def __init__(self, argv: list[str]):
         self.argv = argv
-        self.i = 0
         self.opts = Options([])
+        self.errors: list[CompileError] = []
         self.emit_flag: str | None = None   # -emit-llvm / -emit-mlir / --emit=
         self.assembly = False               # -S
         self.dep_mode: str | None = None    # -MD / -MMD; the companions may come first
         self.deps = DependencyOptions(False)
 
-    def value(self, flag: str, arg: str) -> str:
-        """The value of `flag` in `arg` (joined, or `=`) or in the next argument."""
-        if arg != flag:
-            return arg[len(flag):].removeprefix("=") if flag.startswith("--") else \
-                arg[len(flag):]
-        self.i += 1
-        if self.i >= len(self.argv):
-            raise CompileError(f"argument to '{flag}' is missing (expected 1 value)")
-        return self.argv[self.i]
-
     def parse(self) -> Options:
-        while self.i < len(self.argv):
-            arg = self.argv[self.i]
-            if arg.startswith("-") and arg != "-":
-                self.flag(arg)
+        for arg in split_args(self.argv):
+            if arg.error is not None:
+                self.errors.append(arg.error)
+            elif arg.flag is None:
+                self.opts.sources.append(arg.value)
             else:
-                self.opts.sources.append(arg)
-            self.i += 1
-        self.finish()
+                try:
+                    arg.flag.action(self, arg.spelling, arg.value)
+                except CompileError as err:
+                    self.errors.append(err)
+        if not self.errors:
+            self.finish()
         return self.opts
-
-    def flag(self, arg: str) -> None:
-        o = self.opts
-        separate = next((f for f in _SEPARATE if arg.startswith(f)), None)
-        if separate is not None:
-            self.separate(separate, self.value(separate, arg))
-        elif arg in _PREPROCESSOR_PAIRS:
-            o.clang_args += [arg, self.value(arg, arg)]
-        elif arg in _OPT_LEVELS:
-            o.opt_level = _OPT_LEVELS[arg]
-        elif arg in ("-c", "-E"):
-            o.compile_only |= arg == "-c"
-            o.preprocess_only |= arg == "-E"
-        elif arg == "-S":
-            self.assembly = True
-        elif arg in ("-emit-llvm", "-emit-mlir"):
-            self.emit_flag = "llvm" if arg == "-emit-llvm" else "approx"
-        elif arg.startswith("--emit=") or arg == "--emit":
-            self.emit_flag = self.value("--emit", arg)
-            if self.emit_flag not in _EMIT_KINDS:
-                raise CompileError(f"invalid value '{self.emit_flag}' in '--emit' (expected "
-                                   f"{', '.join(_EMIT_KINDS)})")
-        elif arg == "-###":
-            o.print_jobs = True
-        elif arg == "-v":
-            o.verbose = True
-        elif arg in ("--version", "--help"):
-            o.show_version |= arg == "--version"
-            o.show_help |= arg == "--help"
-        elif arg in ("-save-temps", "-save-temps=cwd", "-save-temps=obj"):
-            o.save_temps = arg.partition("=")[2] or "cwd"
-        elif arg.startswith("-fapprox-config=") or arg.startswith("--config"):
-            o.config = self.value("--config", arg) if arg.startswith("--config") else \
-                arg.split("=", 1)[1]
-        elif arg in ("-fapprox-tunable", "--tunable"):
-            o.tunable = True
-        elif arg.startswith("--target"):
-            o.ml_targets = self.value("--target", arg)
-        elif arg in ("-MD", "-MMD"):
-            self.dep_mode = arg
-        elif arg == "-MP":
-            self.deps.phony = True
-        elif arg.startswith(("-W", "-w", "-pedantic")):
-            self.warning(arg)
-        elif arg.startswith(("-fdiagnostics-color", "-fno-diagnostics-color",
-                             "-fcolor-diagnostics", "-fno-color-diagnostics")):
-            mode = arg.partition("=")[2]
-            if mode and mode not in ("never", "always", "auto"):
-                raise CompileError(f"invalid argument '{mode}' to -fdiagnostics-color=")
-        elif arg.startswith(("-f", "-m")) or arg == "-pthread":
-            o.clang_args.append(arg)
-            o.link_args.append(arg)
-            if arg.startswith(("-march=", "-mcpu=")):
-                o.target_cpu = arg.split("=", 1)[1]
-        elif arg.startswith("-std="):
-            o.clang_args.append(arg)
-        elif arg in ("-nostdinc", "-ansi", "-trigraphs") or arg.startswith("-Wp,"):
-            o.clang_args.append(arg)
-        elif arg.startswith("-g"):
-            o.codegen_args.append(arg)
-        elif arg in _LINK_ONLY:
-            o.link_args.append(arg)
-        elif arg == "-Xlinker":
-            o.sources.append(f"-Wl,{self.value(arg, arg)}")
-        elif arg == "-pipe":
-            pass  # approxcc's jobs use files; harmless
-        else:
-            raise _unknown(arg)
-
-    def separate(self, flag: str, value: str) -> None:
-        o = self.opts
-        if flag == "-o":
-            o.output = value
-        elif flag in ("-I", "-D", "-U"):
-            o.clang_args.append(f"{flag}{value}")
-        elif flag == "-l":
-            o.sources.append(f"-l{value}")
-        elif flag == "-L":
-            o.link_args.append(f"-L{value}")
-        elif flag == "-MF":
-            self.deps.file = value
-        else:  # -MT / -MQ
-            self.deps.targets.append(value if flag == "-MT" else quote_target(value))
-
-    def warning(self, arg: str) -> None:
-        o, w = self.opts, self.opts.warnings
-        if arg == "-w":
-            w.ignore_all = True
-        elif arg == "-Werror":
-            w.all_errors = True
-        elif arg == "-Wno-error":
-            w.all_errors = False
-        elif arg.startswith("-Werror="):
-            flag = f"-W{arg.split('=', 1)[1]}"
-            w.errors.add(flag)
-            w.disabled.discard(flag)
-            if flag not in APPROX_WARNINGS:
-                o.warning_args.append(flag)
-        elif arg.startswith("-Wno-error="):
-            w.not_errors.add(f"-W{arg.split('=', 1)[1]}")
-        elif arg.startswith("-Wl,"):
-            o.sources.append(arg)
-        elif arg.startswith("-Wa,"):
-            o.codegen_args.append(arg)
-        elif arg.startswith("-Wp,"):
-            o.clang_args.append(arg)
-        elif arg.startswith("-Wno-"):
-            w.disabled.add(f"-W{arg[5:]}")
-            if f"-W{arg[5:]}" not in APPROX_WARNINGS:
-                o.warning_args.append(arg)
-        elif arg in APPROX_WARNINGS:
-            w.disabled.discard(arg)
-        elif arg.startswith(("-W", "-pedantic")):
-            o.warning_args.append(arg)  # clang's own warnings: the parse decides
-        else:
-            raise _unknown(arg)
 
     def finish(self) -> None:
         o = self.opts
@@ -297,23 +456,27 @@ class _Parser:
         if self.emit_flag is not None or self.assembly:
             kind = self.emit_flag or "asm"
             if not (self.assembly or o.compile_only):
-                raise CompileError(f"-emit-{'mlir' if kind == 'approx' else kind} cannot be "
-                                   f"used when linking")
+                self.errors.append(CompileError(
+                    f"-emit-{'mlir' if kind == 'approx' else kind} cannot be used when "
+                    f"linking"))
+                return
             o.emit = "bc" if kind == "llvm" and not self.assembly else kind
         if o.config and o.tunable:
-            raise CompileError("-fapprox-config builds one configuration, -fapprox-tunable "
-                               "all of them: choose one")
+            self.errors.append(CompileError("-fapprox-config builds one configuration, "
+                                            "-fapprox-tunable all of them: choose one"))
         outputs = o.c_sources() if not o.links() else []
         if o.output and o.output != "-" and len(outputs) > 1:
-            raise CompileError("cannot specify -o when generating multiple output files")
+            self.errors.append(CompileError("cannot specify -o when generating multiple "
+                                            "output files"))
         if o.models() and (len(o.models()) > 1 or len(o.inputs()) > 1):
-            raise CompileError("a .py model is built alone: one model per command")
+            self.errors.append(CompileError("a .py model is built alone: one model per "
+                                            "command"))
         if o.ml_targets and not o.models():
-            raise CompileError(f"--target={o.ml_targets} selects the IREE targets of a .py "
-                               f"model; C and C++ are compiled for the host")
-        for src in o.inputs():
-            if not Path(src).exists():
-                raise CompileError(f"no such file or directory: '{src}'")
+            self.errors.append(CompileError(f"--target={o.ml_targets} selects the IREE "
+                                            f"targets of a .py model; C and C++ are compiled "
+                                            f"for the host"))
+        self.errors += [CompileError(f"no such file or directory: '{src}'")
+                        for src in o.inputs() if not Path(src).exists()]
 
 
 def quote_target(target: str) -> str:
@@ -321,6 +484,9 @@ def quote_target(target: str) -> str:
     return target.replace("$", "$$").replace(" ", "\\ ").replace("#", "\\#")
 
 
-def parse_args(argv: list[str]) -> Options:
-    """The Options of a command line; a CompileError for a flag approxcc cannot take."""
-    return _Parser(argv).parse()
+def parse_args(argv: list[str]) -> tuple[Options, list[CompileError]]:
+    """The Options of a command line, and every argument error in it (clang reports them
+    all before it stops)."""
+    parser = _Parser(argv)
+    opts = parser.parse()
+    return opts, parser.errors

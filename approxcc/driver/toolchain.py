@@ -1,57 +1,25 @@
-"""Where the tools of a build live: the MLIR and LLVM wheels, the system C compiler, and
-approxcc's own runtime (runtime/), which every link adds as clang adds its runtime."""
+"""Where the tools of a build live: the MLIR and LLVM wheels (lowering/host.py), the system
+C compiler, and approxcc's own runtime, which every link adds as clang adds its runtime.
+
+The runtime's C sources are package data of `approxcc.runtime` (the checkout's runtime/),
+so an installed wheel carries them; a build compiles them once into a cached object."""
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import importlib.util
 import os
-import shutil
 import subprocess
 import sys
+from importlib.resources import files
 from pathlib import Path
 
 from approxcc.diagnostics import CompileError
+from approxcc.lowering.host import host_triple, tool
 
-ROOT = Path(__file__).resolve().parents[2]
-RUNTIME_DIR = ROOT / "runtime"
-
-
-def _package_bin(package: str) -> Path:
-    spec = importlib.util.find_spec(package)
-    if spec is None or not spec.submodule_search_locations:
-        raise CompileError(f"the '{package}' package is missing; run 'make setup'")
-    return Path(spec.submodule_search_locations[0]) / "bin"
-
-
-@functools.cache
-def tool(name: str) -> str:
-    """Absolute path of a toolchain executable (mlir-opt, opt, llc, FileCheck, cc, ...)."""
-    for package in ("mlir", "llvm"):
-        try:
-            candidate = _package_bin(package) / name
-        except CompileError:
-            continue
-        if candidate.exists():
-            return str(candidate)
-    found = shutil.which(name)
-    if found is None:
-        raise CompileError(f"cannot find the tool '{name}'")
-    return found
-
-
-@functools.cache
-def host_triple() -> str:
-    """The target triple code is generated for: LLVM's default target, as `cc` targets the
-    host. Without it `opt` knows no target, so it neither vectorises nor lays out data as
-    the C compiler does."""
-    version = subprocess.run([tool("llc"), "--version"], capture_output=True, text=True,
-                             check=True).stdout
-    for line in version.splitlines():
-        if "Default target:" in line:
-            return line.split(":", 1)[1].strip()
-    raise CompileError("cannot tell llc's default target triple")
+# A real folder (wheels install unzipped): cc needs paths for -I and the sources.
+RUNTIME_DIR = Path(str(files("approxcc.runtime").joinpath("approxrt.h"))).resolve().parent
+# The one translation unit a program links (approxrt.c #includes its parts under src/).
+RUNTIME_SOURCE = RUNTIME_DIR / "approxrt.c"
 
 
 def c_compiler() -> str:
@@ -70,11 +38,18 @@ def version_banner() -> str:
             f"InstalledDir: {Path(sys.executable).parent}")
 
 
+def runtime_files() -> list[Path]:
+    """Every file the runtime object is built from: approxrt.c, its parts, the header."""
+    return sorted(p for p in RUNTIME_DIR.rglob("*") if p.suffix in (".c", ".h"))
+
+
 def runtime_object() -> Path:
-    """Where runtime/approxrt.c compiled lives: one object per content hash."""
-    digest = hashlib.sha256((RUNTIME_DIR / "approxrt.c").read_bytes() +
-                            (RUNTIME_DIR / "approxrt.h").read_bytes()).hexdigest()[:16]
-    return Path.home() / ".cache" / "approxcc" / f"approxrt-{digest}.o"
+    """Where the compiled runtime lives: one object per content hash of its sources."""
+    digest = hashlib.sha256()
+    for path in runtime_files():
+        digest.update(path.relative_to(RUNTIME_DIR).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes())
+    return Path.home() / ".cache" / "approxcc" / f"approxrt-{digest.hexdigest()[:16]}.o"
 
 
 def ensure_runtime_object() -> None:
@@ -84,7 +59,7 @@ def ensure_runtime_object() -> None:
         return
     obj.parent.mkdir(parents=True, exist_ok=True)
     tmp = obj.with_suffix(f".{os.getpid()}.tmp.o")
-    proc = subprocess.run([c_compiler(), "-O2", "-fPIC", "-c", str(RUNTIME_DIR / "approxrt.c"),
+    proc = subprocess.run([c_compiler(), "-O2", "-fPIC", "-c", str(RUNTIME_SOURCE),
                            "-I", str(RUNTIME_DIR), "-o", str(tmp)], capture_output=True,
                           text=True)
     if proc.returncode != 0:

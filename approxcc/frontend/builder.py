@@ -130,10 +130,6 @@ class Builder:
         offset = self.insert(arith.IndexCastOp(index, i64))
         return self.insert(llvm.GEPOp.from_mixed_indices(ptr, [offset], elem))
 
-    def field(self, ptr: SSAValue, index: int, struct: Attribute) -> SSAValue:
-        """The address of field `index` of the struct at `ptr`."""
-        return self.insert(llvm.GEPOp.from_mixed_indices(ptr, [0, index], struct))
-
     def address_bits(self, pointer: SSAValue) -> SSAValue:
         """A pointer value (view or !llvm.ptr) as an i64 (`(intptr_t)p`)."""
         return self.insert(llvm.PtrToIntOp(self.pointer(pointer), i64))

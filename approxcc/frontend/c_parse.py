@@ -75,8 +75,10 @@ def _function_bodies(tu: TranslationUnit) -> dict[int, tuple[int, int]]:
     for c in tu.cursor.walk_preorder():
         if c.kind == CursorKind.FUNCTION_DECL and c.is_definition() and \
                 c.location.file and c.location.file.name == tu.spelling:
-            body = next(k for k in c.get_children() if k.kind == CursorKind.COMPOUND_STMT)
-            bodies[c.extent.start.line] = (body.extent.start.line, body.extent.start.column)
+            body = next((k for k in c.get_children() if k.kind == CursorKind.COMPOUND_STMT),
+                        None)  # C++ `= delete` has none
+            if body is not None:
+                bodies[c.extent.start.line] = (body.extent.start.line, body.extent.start.column)
     return bodies
 
 
@@ -115,7 +117,19 @@ def compile_unit(path: str, clang_args: list[str]) -> CompiledUnit:
     try:
         module = emitter.emit()
         plan = emitter.finish(path, source)
-    except UnsupportedType as e:
-        raise CompileError(f"type '{e}' is not supported by the approxcc C frontend yet") from e
+    except Exception as e:
+        if not annotations:  # nothing asks for MLIR: the system compiler takes the unit
+            return _all_to_system_compiler(tu, path, source)
+        if isinstance(e, UnsupportedType):
+            raise CompileError(f"type '{e}' is not supported by the approxcc C frontend "
+                               "yet") from e
+        raise
     return CompiledUnit(module, tu_split.remainder(parsed, path, emitter.declarations, plan,
                                                     is_cplusplus(path)), tu)
+
+
+def _all_to_system_compiler(tu: TranslationUnit, path: str, source: str) -> CompiledUnit:
+    """An empty module, and the whole source as the remainder."""
+    plan = tu_split.Plan(needed=True)
+    return CompiledUnit(ModuleOp([]), tu_split.remainder(source, path, [], plan,
+                                                         is_cplusplus(path)), tu)

@@ -5,14 +5,15 @@ Pointer *values* to scalars (and to arrays of scalars) are `memref<?xT>` views o
 scalar element (DESIGN: pointers as memrefs behind the C ABI); pointers to pointers and structs
 are the raw `!llvm.ptr`, the C ABI representation, as are memory cells and call arguments that
 hold pointers. Structs are `!llvm.struct` types with clang's padding spelled out as byte arrays,
-so field offsets are C's under any data layout.
+so field offsets are C's under any data layout; bit-fields live in those padding bytes and
+unions are their bytes. `long double`, `__int128` and complex types are not supported.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from clang.cindex import Type, TypeKind
+from clang.cindex import Cursor, CursorKind, Type, TypeKind
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     Float32Type,
@@ -89,9 +90,14 @@ def pointee_type(t: Type) -> Type:
     return c.get_pointee() if c.kind == TypeKind.POINTER else c.get_array_element_type()
 
 
-def is_struct(t: Type) -> bool:
+def is_record(t: Type) -> bool:
+    """A struct or a union."""
+    return canonical(t).kind == TypeKind.RECORD
+
+
+def is_union(t: Type) -> bool:
     c = canonical(t)
-    return c.kind == TypeKind.RECORD and c.get_declaration().kind.name == "STRUCT_DECL"
+    return c.kind == TypeKind.RECORD and c.get_declaration().kind == CursorKind.UNION_DECL
 
 
 def is_void(t: Type) -> bool:
@@ -105,7 +111,7 @@ def is_scalar_based(t: Type) -> bool:
 
 
 def integer_width(t: Type) -> int:
-    return canonical(t).get_size() * 8
+    return size_of(t) * 8
 
 
 def base_element(t: Type) -> Type:
@@ -150,7 +156,7 @@ def element_type(t: Type) -> Attribute:
     if c.kind == TypeKind.CONSTANTARRAY:
         return LLVMArrayType(IntAttr(c.get_array_size()), element_type(c.get_array_element_type()))
     if c.kind == TypeKind.RECORD:
-        return struct_type(c)
+        return record_type(c)
     return scalar_type(c)
 
 
@@ -179,36 +185,66 @@ def abi_type(t: Type) -> Attribute:
     return scalar_type(t)
 
 
-def struct_type(t: Type) -> LLVMStructType:
-    """The struct with clang's padding as explicit `!llvm.array<n x i8>` fields."""
-    c = canonical(t)
-    if c.get_declaration().kind.name != "STRUCT_DECL":
+def size_of(t: Type) -> int:
+    """sizeof(t) in bytes; incomplete types are not supported."""
+    size = canonical(t).get_size()
+    if size < 0:
         raise UnsupportedType(t.spelling)
+    return size
+
+
+def field_offset(record: Type, field: Cursor) -> int:
+    """The offset in bits of `field` in `record`, through anonymous members."""
+    c = canonical(record)
+    bits = field.get_field_offsetof() if field.semantic_parent == c.get_declaration() else \
+        c.get_offset(field.spelling)
+    if bits < 0:
+        raise UnsupportedType(record.spelling)
+    return bits
+
+
+def _laid_out(c: Type) -> list[Cursor]:
+    """The fields of a struct that are members of its `!llvm.struct`: bit-fields live in the
+    padding bytes around them, a flexible array member past the end."""
+    return [f for f in c.get_fields()
+            if not f.is_bitfield() and canonical(f.type).kind != TypeKind.INCOMPLETEARRAY]
+
+
+def record_type(t: Type) -> Attribute:
+    """A struct: the `!llvm.struct` of its fields with clang's padding as explicit
+    `!llvm.array<n x i8>` fields; a union: its bytes (members are read at offset 0)."""
+    c = canonical(t)
+    size = size_of(c)
+    if is_union(c):
+        return LLVMArrayType(IntAttr(size), i8)
     fields, at = [], 0
-    for f in c.get_fields():
-        if f.is_bitfield():
-            raise UnsupportedType(t.spelling)  # bit-fields: not yet
-        offset = c.get_offset(f.spelling) // 8
+    for f in _laid_out(c):
+        offset = field_offset(c, f) // 8
         if offset > at:
             fields.append(LLVMArrayType(IntAttr(offset - at), i8))
         fields.append(element_type(f.type))
-        at = offset + canonical(f.type).get_size()
-    if c.get_size() > at:
-        fields.append(LLVMArrayType(IntAttr(c.get_size() - at), i8))
+        at = offset + size_of(f.type)
+    if size > at:
+        fields.append(LLVMArrayType(IntAttr(size - at), i8))
     return LLVMStructType.from_type_list(fields)
 
 
-def field_index(t: Type, name: str) -> int:
-    """The position of field `name` in `struct_type(t)`, padding fields counted."""
+def field_index(t: Type, field: Cursor) -> int:
+    """The position of `field` (not a bit-field) in `record_type(t)` of a struct, padding
+    fields counted."""
     c, index, at = canonical(t), 0, 0
-    for f in c.get_fields():
-        offset = c.get_offset(f.spelling) // 8
+    for f in _laid_out(c):
+        offset = field_offset(c, f) // 8
         index += offset > at
-        if f.spelling == name:
+        if f == field:
             return index
         index += 1
-        at = offset + canonical(f.type).get_size()
+        at = offset + size_of(f.type)
     raise UnsupportedType(t.spelling)
+
+
+def has_bitfields(t: Type) -> bool:
+    return any(f.is_bitfield() for f in canonical(t).get_fields())
 
 
 def is_float_type(t: Attribute) -> bool:

@@ -1,16 +1,38 @@
 """Recognise C `for` loops that count: `for (i = a; i CMP b; i += s)` with a constant step,
 a loop-invariant bound and a body that never writes `i`. Those become `scf.for`, so
 `loop_perforate` applies to every counted loop however it is spelled.
+
+The bound is evaluated once, before the loop, so it must be provably invariant: `n`, `n / 2`,
+`p->n`, `s.len`, `a[k]`, a global, a call to a `const` (or, with no store in the loop, a
+`pure`) function. Conservatively, what the bound reads may change through
+* a store to the same variable (or any part of it);
+* a store through a pointer, when the bound reads through a pointer or reads a variable
+  whose address is taken (a global, a `static`, an array, `&v` anywhere in the function),
+  and the two types may share storage (C's effective-type rule: character types and
+  aggregates share with every type);
+* a call to a function not declared `pure` or `const`, under the same condition.
+The first such store or call is named in the diagnostic.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from clang.cindex import BinaryOperator, Cursor, CursorKind
+from clang.cindex import (
+    BinaryOperator,
+    Cursor,
+    CursorKind,
+    StorageClass,
+    Type,
+    TypeKind,
+)
 
+from approxcc.diagnostics import Diagnostic, note
 from approxcc.frontend import c_types
 from approxcc.frontend.clang_eval import evaluate, unary_operator
+from approxcc.frontend.cursors import location
 from approxcc.frontend.jumps import BREAK, RETURN, escapes
 
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}
@@ -99,26 +121,238 @@ def written_vars(c: Cursor) -> set[Cursor]:
     return out
 
 
-def _invariant(bound: Cursor, written: set[Cursor]) -> bool:
-    """Pure, and reads no variable the loop writes and no memory the loop could write."""
+# Where an access lands: a named variable (its canonical cursor), memory reached through a
+# pointer or reference, or somewhere unknown (an lvalue form the analysis does not follow).
+_MEMORY, _ANYWHERE = "memory", "anywhere"
+_FUNCTIONS = (CursorKind.FUNCTION_DECL, CursorKind.CXX_METHOD, CursorKind.CONSTRUCTOR,
+              CursorKind.DESTRUCTOR, CursorKind.CONVERSION_FUNCTION, CursorKind.FUNCTION_TEMPLATE)
+_CHARS = (TypeKind.CHAR_S, TypeKind.CHAR_U, TypeKind.SCHAR, TypeKind.UCHAR)
+
+
+@dataclass(frozen=True)
+class _Access:
+    """A read of the bound, or a write or call of the loop that may change it."""
+    root: Cursor | str  # the variable it lies in, _MEMORY or _ANYWHERE
+    type: Type | None   # the type of the object accessed; None: any
+    at: Cursor          # the expression, for the diagnostic
+
+
+class NotCounted(str):
+    """Why a `for` does not count (a str, for the diagnostic), with notes pointing at the
+    code that prevents it."""
+
+    notes: tuple[Diagnostic, ...] = ()
+
+    @classmethod
+    def at(cls, reason: str, notes: list[Diagnostic]) -> NotCounted:
+        why = cls(reason)
+        why.notes = tuple(notes)
+        return why
+
+
+def _place(e: Cursor) -> Cursor | str:
+    """Where the lvalue `e` lies."""
+    e = strip(e)
+    if e.kind == CursorKind.DECL_REF_EXPR:
+        v = e.referenced
+        if v is None or v.kind not in (CursorKind.VAR_DECL, CursorKind.PARM_DECL):
+            return _ANYWHERE
+        return _MEMORY if c_types.is_reference(v.type) else v.canonical
+    if e.kind == CursorKind.MEMBER_REF_EXPR:
+        kids = list(e.get_children())
+        if not kids or c_types.is_pointer(kids[0].type):  # `p->f`, or C++'s implicit this
+            return _MEMORY
+        return _place(kids[0])
+    if e.kind == CursorKind.ARRAY_SUBSCRIPT_EXPR:
+        base = next((strip(k) for k in e.get_children() if c_types.is_address(strip(k).type)),
+                    None)
+        if base is None:
+            return _ANYWHERE
+        return _place(base) if c_types.is_array(base.type) else _MEMORY
+    if e.kind == CursorKind.UNARY_OPERATOR and unary_spelling(e)[0] == "*":
+        return _MEMORY
+    return _ANYWHERE
+
+
+def _alias_class(t: Type | None) -> str | None:
+    """Objects of types in different classes never share storage under C's effective-type
+    rule (C11 6.5p7), which clang -O2 assumes too; None: may share with any (character
+    types, aggregates, unknown)."""
+    if t is None:
+        return None
+    c = c_types.canonical(t.get_pointee() if c_types.is_reference(t) else t)
+    if c.kind in _CHARS or c.kind == TypeKind.RECORD or c_types.is_array(c):
+        return None
+    if c_types.is_integer(c):  # signed and unsigned variants alias
+        return f"int{c.get_size()}"
+    return "pointer" if c_types.is_pointer(c) else c.kind.spelling
+
+
+def _may_overlap(a: Type | None, b: Type | None) -> bool:
+    ka, kb = _alias_class(a), _alias_class(b)
+    return ka is None or kb is None or ka == kb
+
+
+def _has_attribute(fn: Cursor | None, kinds: tuple[CursorKind, ...]) -> bool:
+    decls = [] if fn is None else [fn, fn.canonical, fn.get_definition()]
+    return any(k.kind in kinds for d in decls if d is not None for k in d.get_children())
+
+
+def _writes_nothing(call: Cursor) -> bool:
+    """A call to a function declared `pure` or `const`: it writes no memory."""
+    return _has_attribute(call.referenced, (CursorKind.PURE_ATTR, CursorKind.CONST_ATTR))
+
+
+def _spelling(c: Cursor) -> str:
+    """The expression as written (macro names kept), for diagnostics."""
+    out = ""
+    for t in c.get_tokens():
+        if out and (out[-1].isalnum() or out[-1] == "_") and (t.spelling[0].isalnum()
+                                                               or t.spelling[0] == "_"):
+            out += " "
+        out += t.spelling
+    return out
+
+
+def _bound_reads(bound: Cursor) -> list[_Access] | NotCounted:
+    """What evaluating the bound reads, or why it cannot be evaluated once before the loop."""
     if evaluate(bound) is not None:  # a constant (`sizeof a / sizeof a[0]` reads no memory)
-        return True
+        return []
+    reads = []
     for n in bound.walk_preorder():
-        if n.kind in (CursorKind.CALL_EXPR, CursorKind.ARRAY_SUBSCRIPT_EXPR,
-                      CursorKind.MEMBER_REF_EXPR):
-            return False
-        if n.kind == CursorKind.UNARY_OPERATOR and unary_spelling(n)[0] in ("*", "++", "--"):
-            return False
-        if n.kind in (CursorKind.BINARY_OPERATOR, CursorKind.COMPOUND_ASSIGNMENT_OPERATOR) \
-                and n.binary_operator in _WRITES:
-            return False
-        if n.kind == CursorKind.DECL_REF_EXPR and n.referenced in written:
-            return False
-    return True
+        k = n.kind
+        if k.is_statement() or k == CursorKind.LAMBDA_EXPR:
+            return NotCounted.at("the loop bound holds a statement", [])
+        if k == CursorKind.CALL_EXPR:
+            if _has_attribute(n.referenced, (CursorKind.CONST_ATTR,)):
+                continue  # reads only its arguments
+            if not _writes_nothing(n):
+                name = n.referenced.spelling if n.referenced is not None else _spelling(n)
+                return NotCounted.at(f"the loop bound calls '{name}', which may have side "
+                                     f"effects", [note("the call is here", location(n))])
+            reads.append(_Access(_MEMORY, None, n))  # a pure function may read any memory
+        elif (k in (CursorKind.BINARY_OPERATOR, CursorKind.COMPOUND_ASSIGNMENT_OPERATOR)
+              and n.binary_operator in _WRITES) or \
+                (k == CursorKind.UNARY_OPERATOR and unary_spelling(n)[0] in ("++", "--")):
+            return NotCounted.at("the loop bound has a side effect",
+                                 [note("the side effect is here", location(n))])
+        elif k == CursorKind.DECL_REF_EXPR and n.referenced is not None and \
+                n.referenced.kind in (CursorKind.VAR_DECL, CursorKind.PARM_DECL):
+            # an array or struct named here is not read itself: the subscript or member is
+            if not (c_types.is_array(n.type) or c_types.canonical(n.type).kind ==
+                    TypeKind.RECORD):
+                reads.append(_Access(_place(n), n.type, n))
+        elif k in (CursorKind.MEMBER_REF_EXPR, CursorKind.ARRAY_SUBSCRIPT_EXPR) or \
+                (k == CursorKind.UNARY_OPERATOR and unary_spelling(n)[0] == "*"):
+            reads.append(_Access(_place(n), n.type, n))
+        if k != CursorKind.CALL_EXPR and n.type.is_volatile_qualified():
+            return NotCounted.at(f"the loop bound reads the volatile '{_spelling(n)}'",
+                                 [note("the read is here", location(n))])
+    return reads
+
+
+def _loop_writes(parts: list[Cursor], cplusplus: bool) -> tuple[list[_Access], list[Cursor]]:
+    """The stores of the loop's body and increment, and its calls that may write memory."""
+    writes, calls = [], []
+    for part in parts:
+        for n in part.walk_preorder():
+            k = n.kind
+            if k in (CursorKind.BINARY_OPERATOR, CursorKind.COMPOUND_ASSIGNMENT_OPERATOR) and \
+                    n.binary_operator in _WRITES:
+                target = next(n.get_children())
+                writes.append(_Access(_place(target), target.type, n))
+            elif k == CursorKind.UNARY_OPERATOR and unary_spelling(n)[0] in ("++", "--"):
+                target = next(n.get_children())
+                writes.append(_Access(_place(target), target.type, n))
+            elif k in (CursorKind.CALL_EXPR, CursorKind.CXX_NEW_EXPR,
+                       CursorKind.CXX_DELETE_EXPR) and not _writes_nothing(n):
+                calls.append(n)
+            elif k in (CursorKind.ASM_STMT, CursorKind.MS_ASM_STMT):
+                writes.append(_Access(_ANYWHERE, None, n))
+            elif cplusplus and k == CursorKind.VAR_DECL and \
+                    c_types.canonical(n.type).kind == TypeKind.RECORD:
+                calls.append(n)  # its constructor and destructor run each iteration
+    return writes, calls
+
+
+def _escaped(v: Cursor, cplusplus: bool) -> bool:
+    """Whether memory writes or calls may reach variable `v`: it is not a local, or its
+    address is taken (arrays decay to their address), or C++ binds it to a reference."""
+    fn = v.semantic_parent
+    if fn is None or fn.kind not in _FUNCTIONS or \
+            v.storage_class in (StorageClass.STATIC, StorageClass.EXTERN) or \
+            c_types.is_array(v.type) or c_types.is_reference(v.type):
+        return True
+    for n in fn.walk_preorder():
+        if n.kind == CursorKind.LAMBDA_EXPR:
+            return True
+        if n.kind == CursorKind.UNARY_OPERATOR and unary_spelling(n)[0] == "&":
+            operand = _place(next(n.get_children()))
+            if operand == _ANYWHERE or operand == v:
+                return True
+        elif cplusplus and _binds_reference(n) and any(
+                _place(k) == v for k in n.get_children()
+                if strip(k).kind in (CursorKind.DECL_REF_EXPR, CursorKind.MEMBER_REF_EXPR)):
+            return True
+    return False
+
+
+def _binds_reference(n: Cursor) -> bool:
+    """C++ code that may bind what it names to a reference: call arguments, a reference's
+    initialiser, the object of `v.method()`."""
+    if n.kind == CursorKind.CALL_EXPR:
+        return True
+    if n.kind == CursorKind.VAR_DECL:
+        return c_types.is_reference(n.type)
+    return n.kind == CursorKind.MEMBER_REF_EXPR and n.referenced is not None and \
+        n.referenced.kind == CursorKind.CXX_METHOD
+
+
+def _changes(read: _Access, write: _Access, escaped: Callable[[Cursor], bool]) -> bool:
+    """Whether `write` may store into what `read` reads."""
+    if read.root == _ANYWHERE or write.root == _ANYWHERE:
+        return True
+    if isinstance(read.root, Cursor) and isinstance(write.root, Cursor):
+        return read.root == write.root
+    if read.root == _MEMORY and write.root == _MEMORY:
+        return _may_overlap(read.type, write.type)
+    named = read.root if isinstance(read.root, Cursor) else write.root
+    return escaped(named) and _may_overlap(read.type, write.type)
+
+
+def _invariant(bound: Cursor, parts: list[Cursor], cplusplus: bool) -> NotCounted | None:
+    """None when no store or call of the loop (`parts`: body, increment) may change what the
+    bound reads; otherwise why, pointing at the first store or call that may."""
+    reads = _bound_reads(bound)
+    if isinstance(reads, NotCounted):
+        return reads
+    if not reads:
+        return None
+    writes, calls = _loop_writes(parts, cplusplus)
+    escaped = functools.cache(functools.partial(_escaped, cplusplus=cplusplus))
+    for r in reads:
+        for w in writes:
+            if _changes(r, w, escaped):
+                return _changed(r, f"the store to '{_spelling(next(w.at.get_children(), w.at))}'",
+                                w.at)
+        for call in calls:
+            if r.root in (_MEMORY, _ANYWHERE) or escaped(r.root):
+                name = call.referenced.spelling if call.referenced is not None else \
+                    _spelling(call)
+                return _changed(r, f"the call to '{name}'", call)
+    return None
+
+
+def _changed(read: _Access, by: str, at: Cursor) -> NotCounted:
+    where = location(at)
+    return NotCounted.at(f"the loop bound may change while the loop runs: {by} at {where} may "
+                         f"change '{_spelling(read.at)}'",
+                         [note(f"{by} may change '{_spelling(read.at)}'", where)])
 
 
 def analyse(loop: Cursor) -> CountedLoop | str:
-    """A CountedLoop, or the reason (for diagnostics) why this `for` does not count."""
+    """A CountedLoop, or the reason (for diagnostics) why this `for` does not count; a
+    NotCounted when code can be pointed at."""
     parts = for_parts(loop)
     init, cond, inc, body = (parts.get(k) for k in ("init", "cond", "inc", "body"))
     if init is None or cond is None or inc is None:
@@ -138,11 +372,12 @@ def analyse(loop: Cursor) -> CountedLoop | str:
     step = _step(inc, var)
     if not step:
         return f"the increment must change '{var.spelling}' by a non-zero constant"
-    written = written_vars(body) | written_vars(inc)
     if var in written_vars(body):
         return f"the loop body writes the induction variable '{var.spelling}'"
-    if not _invariant(rhs, written):
-        return "the loop bound may change while the loop runs"
+    # a comparison is `bool` in C++ and `int` in C (libclang tells no language for a loop)
+    changing = _invariant(rhs, [body, inc], cond.type.kind == TypeKind.BOOL)
+    if changing is not None:
+        return changing
     leaves = sorted(escapes(body) & {BREAK, RETURN})  # `continue` stays in the loop
     if leaves:
         return f"the loop body leaves the loop early with '{leaves[0]}'"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from clang.cindex import BinaryOperator, Cursor, CursorKind, TypeKind
-from xdsl.dialects import arith, func, llvm, scf
+from xdsl.dialects import arith, llvm, scf
 from xdsl.dialects.builtin import (
     i1,
 )
@@ -50,6 +50,7 @@ _CMP = {BinaryOperator.LT: ("slt", "ult", "olt"), BinaryOperator.LE: ("sle", "ul
 _LVALUE_KINDS = (CursorKind.DECL_REF_EXPR, CursorKind.ARRAY_SUBSCRIPT_EXPR,
                  CursorKind.UNARY_OPERATOR, CursorKind.STRING_LITERAL, CursorKind.MEMBER_REF_EXPR)
 
+_FUNCTIONS = (TypeKind.FUNCTIONPROTO, TypeKind.FUNCTIONNOPROTO)
 # Where a variable declared without `static`/`extern` still has static storage.
 _FILE_SCOPES = (CursorKind.TRANSLATION_UNIT, CursorKind.NAMESPACE, CursorKind.LINKAGE_SPEC)
 
@@ -84,8 +85,6 @@ class ExpressionEmitter:
     def variable(self, c: Cursor) -> LValue:
         """The object a DECL_REF_EXPR names."""
         var = c.referenced
-        if var.kind == CursorKind.FUNCTION_DECL:
-            raise unsupported("a function pointer", c)
         if c_types.is_reference(var.type):
             return self.referenced_object(var)
         if var in self.mem:
@@ -174,7 +173,7 @@ class ExpressionEmitter:
 
     def value_type(self, t) -> Attribute:
         """The MLIR type of a C rvalue of type `t`."""
-        return c_types.struct_type(t) if c_types.is_struct(t) else c_types.scalar_type(t)
+        return c_types.element_type(t) if c_types.is_record(t) else c_types.scalar_type(t)
 
     def constant(self, c: Cursor) -> SSAValue:
         value = evaluate(c)
@@ -195,8 +194,8 @@ class ExpressionEmitter:
         if c_types.is_void(dst_t):
             self.rvalue(src)
             return None
-        if src_t.kind in (TypeKind.FUNCTIONPROTO, TypeKind.FUNCTIONNOPROTO):
-            raise unsupported("a function pointer", c)
+        if src_t.kind in _FUNCTIONS:
+            return self.function_pointer(src)
         if c_types.is_array(src_t):  # array-to-pointer decay
             return self.decay(src, c.type)
         inner = unparen(src)
@@ -215,7 +214,7 @@ class ExpressionEmitter:
             if c_types.is_bool(dst_t):
                 return self.b.insert(arith.ExtUIOp(self.b.truth(value), arith_of(dst_t).mlir))
             return self.b.convert(self.b.address_bits(value), INTPTR, arith_of(dst_t))
-        if c_types.is_struct(dst_t) and same_type(src_t, dst_t):
+        if c_types.is_record(dst_t) and same_type(src_t, dst_t):
             return value
         return self.b.convert(value, arith_of(src_t), arith_of(dst_t))
 
@@ -334,6 +333,8 @@ class ExpressionEmitter:
         operand = next(c.get_children())
         if op == "*":
             return self.load(self.lvalue(c))
+        if op == "&" and c_types.canonical(operand.type).kind in _FUNCTIONS:
+            return self.function_pointer(operand)
         if op == "&":
             return self.b.view(self.address(self.lvalue(operand)),
                                c_types.pointer_view_type(c.type))
@@ -370,39 +371,3 @@ class ExpressionEmitter:
             new = self.b.convert(self.b.insert(cls(self.b.convert(old, t, comp), one)), comp, t)
         self.store(lv, new)
         return new if prefix else old
-
-    def call(self, c: Cursor) -> SSAValue | None:
-        callee = c.referenced
-        if callee is None or callee.kind != CursorKind.FUNCTION_DECL:
-            raise unsupported("an indirect call", c)
-        if callee.spelling.startswith("__builtin_"):  # what <math.h> macros expand to
-            if evaluate(c) is None:
-                raise unsupported(f"the builtin '{callee.spelling}'", c)
-            return self.constant(c)
-        if callee.type.kind != TypeKind.FUNCTIONPROTO and callee.spelling not in self.unit.defined:
-            raise unsupported(f"a call to '{callee.spelling}', declared without a prototype", c)
-        self.unit.declare(callee)
-        args = []
-        for a, param_t in zip(c.get_arguments(), callee.type.argument_types(), strict=False):
-            if c_types.is_reference(param_t):
-                args.append(self.bind_reference(a))
-                continue
-            v = self.rvalue(a)
-            args.append(self.b.pointer(v) if c_types.is_address(a.type) else v)
-        for a in list(c.get_arguments())[len(args):]:  # variadic arguments
-            v = self.rvalue(a)
-            args.append(self.b.pointer(v) if c_types.is_address(a.type) else v)
-        ftype = callee.type
-        result = ftype.get_result()
-        ret = None if c_types.is_void(result) else c_types.abi_type(result)
-        if ftype.kind == TypeKind.FUNCTIONPROTO and ftype.is_function_variadic():
-            fixed = len(list(ftype.argument_types()))
-            callee_t = llvm.LLVMFunctionType([x.type for x in args[:fixed]],
-                                             ret or llvm.LLVMVoidType(), is_variadic=True)
-            value = self.b.insert(llvm.CallOp(callee.spelling, *args, return_type=ret,
-                                              var_callee_type=callee_t))
-        else:
-            value = self.b.insert(func.CallOp(callee.spelling, args, [ret] if ret else []))
-        if ret is not None and c_types.is_pointer(result):
-            return self.b.view(value, c_types.pointer_view_type(result))
-        return value

@@ -18,6 +18,7 @@ from approxcc.diagnostics import CompileError
 from approxcc.frontend import c_types
 from approxcc.frontend.builder import Builder
 from approxcc.frontend.c_types import UnsupportedType
+from approxcc.frontend.calls import CallEmitter
 from approxcc.frontend.counted_loops import (
     written_vars,
 )
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from approxcc.frontend.module_emitter import ModuleEmitter
 
 
-class FunctionEmitter(KnobEmitter, StatementEmitter, SwitchEmitter, JumpEmitter,
+class FunctionEmitter(KnobEmitter, StatementEmitter, SwitchEmitter, JumpEmitter, CallEmitter,
                       ExpressionEmitter, MemoryEmitter):
     """One C function definition → one func.func."""
 

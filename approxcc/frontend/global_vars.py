@@ -143,12 +143,14 @@ class ConstantEvaluator:
         return self.scalar(c, item)
 
     def fields(self, c, items: _Items) -> list:
-        layout = c_types.struct_type(c)
+        if c_types.is_union(c) or c_types.has_bitfields(c):
+            raise Unevaluated(items.peek())  # their bytes are not evaluated here
+        layout = c_types.record_type(c)
         out: list = [None] * len(layout.types)
         for f in c.get_fields():
             if items.peek() is None:
                 break
-            out[c_types.field_index(c, f.spelling)] = self.object(f.type, items)
+            out[c_types.field_index(c, f)] = self.object(f.type, items)
         return out
 
     def scalar(self, t, item: Cursor) -> Constant:

@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
-from approxcc.annotations import EXACT_VALUE, Annotation
+from approxcc.annotations import Annotation
 from approxcc.diagnostics import CompileError, warn
 from approxcc.dialect.approx import KnobOp, TryOp, YieldOp, make_knob
 from approxcc.frontend import c_types
@@ -69,11 +69,11 @@ class KnobEmitter:
         params: dict[str, Attribute] = {
             "values": ArrayAttr([IntegerAttr(v, i64) for v in a.domain()]),
             "target": StringAttr(target.kind)}
-        if all(v == EXACT_VALUE[a.directive] for v in a.domain()):
+        if all(v == a.spec.exact for v in a.domain()):
             warn(f"all values of knob '{name}' are exact", a.loc, "-Wapprox-exact-knob")
         if target.kind == "call":
             params["callee"] = SymbolRefAttr(target.callee.spelling)
-        if a.directive == "func_substitute":
+        if "variants" in a.spec.clauses:
             exact = target.callee
             for v in variants(a, exact, self.unit.functions):
                 self.unit.declare(v)

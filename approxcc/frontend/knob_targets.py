@@ -1,6 +1,6 @@
-"""What an annotation applies to, checked against its directive's target rules
-(spec/annotations.md): a counted `for` loop, a statement holding exactly one call, an
-expression statement / block / `if`, or a function definition."""
+"""What an annotation applies to, checked against its directive's target kinds (the
+registry's `targets`): a counted `for` loop, an expression statement / block / `if`, a
+statement holding exactly one call, or a function definition."""
 
 from __future__ import annotations
 
@@ -35,35 +35,58 @@ def _returns_scalar(fn: Cursor) -> bool:
     return c_types.is_integer(result) or c_types.is_float(result)
 
 
-def statement_target(a: Annotation, c: Cursor) -> Target:
-    if a.directive == "loop_perforate":
+def _statement_kind(a: Annotation, c: Cursor) -> Target | CompileError:
+    """The first of the directive's statement target kinds that `c` is, else why not."""
+    errors: list[CompileError] = []
+    for kind in ("loop", "statement", "call"):
+        if kind not in a.spec.targets:
+            continue
+        why = _fits(a, kind, c)
+        if isinstance(why, Target):
+            return why
+        errors.append(why)
+    return errors[0] if errors else _wrong(a, "applies to a function definition, not to a "
+                                              "statement", c)
+
+
+def _fits(a: Annotation, kind: str, c: Cursor) -> Target | CompileError:
+    if kind == "loop":
         if c.kind != CursorKind.FOR_STMT:
-            raise _wrong(a, "must precede a counted 'for' loop", c)
+            return _wrong(a, "must precede a counted 'for' loop", c)
         why = analyse(c)
         if isinstance(why, str):
-            raise _wrong(a, f"cannot count this loop: {why}", c)
+            return _wrong(a, f"cannot count this loop: {why}", c)
         return Target("loop")
-    if a.directive == "task_skipping":
+    if kind == "statement":
         if c.kind not in (CursorKind.COMPOUND_STMT, CursorKind.IF_STMT) and \
                 not (c.kind.is_expression() or c.kind == CursorKind.UNEXPOSED_EXPR):
-            raise _wrong(a, "must precede an expression statement, a '{}' block or an 'if'", c)
+            return _wrong(a, "must precede an expression statement, a '{}' block or an 'if'", c)
         return Target("statement")
     calls = _calls(c)
     if len(calls) != 1 or calls[0].referenced is None or \
             calls[0].referenced.kind != CursorKind.FUNCTION_DECL:
-        raise _wrong(a, f"must precede a function definition or a statement holding exactly "
-                        f"one call (this one holds {len(calls)})", c)
+        definition = "a function definition or " if "function" in a.spec.targets else ""
+        return _wrong(a, f"must precede {definition}a statement holding exactly one call "
+                         f"(this one holds {len(calls)})", c)
     callee = calls[0].referenced
-    if a.directive == "memoize" and not _returns_scalar(callee):
-        raise _wrong(a, f"needs a call whose callee returns a scalar; '{callee.spelling}' "
-                        f"returns '{callee.type.get_result().spelling}'", c)
+    if a.spec.scalar_result and not _returns_scalar(callee):
+        return _wrong(a, f"needs a call whose callee returns a scalar; '{callee.spelling}' "
+                         f"returns '{callee.type.get_result().spelling}'", c)
     return Target("call", callee)
 
 
+def statement_target(a: Annotation, c: Cursor) -> Target:
+    """The target kind of the statement `c` under `a`'s directive (registry `targets`)."""
+    found = _statement_kind(a, c)
+    if isinstance(found, CompileError):
+        raise found
+    return found
+
+
 def function_target(a: Annotation, fn: Cursor) -> Target:
-    if a.directive in ("loop_perforate", "task_skipping"):
+    if "function" not in a.spec.targets:
         raise _wrong(a, "applies to a statement, not to a function definition", fn)
-    if a.directive == "memoize" and not _returns_scalar(fn):
+    if a.spec.scalar_result and not _returns_scalar(fn):
         raise _wrong(a, f"needs a function that returns a scalar; '{fn.spelling}' returns "
                         f"'{fn.type.get_result().spelling}'", fn)
     if a.check is not None:

@@ -20,12 +20,13 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     MemRefType,
+    i8,
     i64,
 )
 from xdsl.ir import Attribute, SSAValue
 
-from approxcc.frontend import c_types
-from approxcc.frontend.c_types import LLVM_PTR, UnsupportedType
+from approxcc.frontend import c_types, initializers
+from approxcc.frontend.c_types import LLVM_PTR, Arith, UnsupportedType
 from approxcc.frontend.cursors import string_bytes, unsupported
 
 
@@ -37,6 +38,20 @@ class LValue:
     ref: SSAValue
     indices: tuple[SSAValue, ...]
     ctype: object  # clang Type of the object
+    bits: BitField | None = None  # a bit-field: `ref` is the address of its first byte
+
+
+@dataclass(frozen=True)
+class BitField:
+    """Where a bit-field's value lies from its first byte (little-endian, as on x86-64)."""
+
+    shift: int  # 0-7
+    width: int
+
+    @property
+    def unit(self) -> IntegerType:
+        """The integer of whole bytes holding it, read and written as one."""
+        return IntegerType(8 * ((self.shift + self.width + 7) // 8))
 
 
 class MemoryEmitter:
@@ -120,11 +135,13 @@ class MemoryEmitter:
                       .get_array_element_type())
 
     def member(self, obj: LValue, field: Cursor, ctype) -> LValue:
-        """`obj.field`, of type `ctype`."""
-        if not c_types.is_struct(obj.ctype):
+        """`obj.field`, of type `ctype` (a union's members all start at its address)."""
+        if not c_types.is_record(obj.ctype):
             raise UnsupportedType(obj.ctype.spelling)
-        index = c_types.field_index(obj.ctype, field.spelling)
-        ptr = self.b.field(obj.ref, index, c_types.struct_type(obj.ctype))
+        bits = c_types.field_offset(obj.ctype, field)
+        ptr = self.b.gep(self.address(obj), self.b.index(bits // 8), i8)
+        if field.is_bitfield():
+            return LValue(ptr, (), ctype, BitField(bits % 8, field.get_bitfield_width()))
         return self.at_address(ptr, ctype)
 
     def element_count(self, t) -> SSAValue:
@@ -179,6 +196,8 @@ class MemoryEmitter:
 
     # loads and stores ----------------------------------------------------------------------
     def load(self, lv: LValue) -> SSAValue:
+        if lv.bits is not None:
+            return self.load_bits(lv)
         if lv.ref.type == LLVM_PTR:
             v = self.b.insert(llvm.LoadOp(lv.ref, c_types.element_type(lv.ctype)))
         else:
@@ -188,12 +207,43 @@ class MemoryEmitter:
         return v
 
     def store(self, lv: LValue, value: SSAValue) -> None:
+        if lv.bits is not None:
+            self.store_bits(lv, value)
+            return
         if c_types.is_pointer(lv.ctype):
             value = self.b.pointer(value)
         if lv.ref.type == LLVM_PTR:
             self.b.insert(llvm.StoreOp(value, lv.ref))
         else:
             self.b.insert(memref.StoreOp.get(value, lv.ref, lv.indices))
+
+    def load_bits(self, lv: LValue) -> SSAValue:
+        """A bit-field's value: its bytes shifted down, then sign- or zero-extended from its
+        width to its type's."""
+        b, bits = self.b, lv.bits
+        unit = bits.unit
+        v = b.insert(llvm.LoadOp(lv.ref, unit, alignment=1))
+        if bits.shift:
+            v = b.insert(arith.ShRUIOp(v, b.int_const(bits.shift, unit)))
+        field = IntegerType(bits.width)
+        if unit != field:
+            v = b.insert(arith.TruncIOp(v, field))
+        t = c_types.arith_of(lv.ctype)
+        return b.convert(v, Arith(bits.width, t.signed, False), t)
+
+    def store_bits(self, lv: LValue, value: SSAValue) -> None:
+        """Write a bit-field: read its bytes, replace its bits, write them back."""
+        b, bits = self.b, lv.bits
+        unit = bits.unit
+        t = c_types.arith_of(lv.ctype)
+        v = b.convert(b.convert(value, t, Arith(bits.width, False, False)),
+                      Arith(bits.width, False, False), Arith(unit.width.data, False, False))
+        if bits.shift:
+            v = b.insert(arith.ShLIOp(v, b.int_const(bits.shift, unit)))
+        mask = ((1 << bits.width) - 1) << bits.shift
+        old = b.insert(llvm.LoadOp(lv.ref, unit, alignment=1))
+        kept = b.insert(arith.AndIOp(old, b.int_const(~mask, unit)))
+        b.insert(llvm.StoreOp(b.insert(arith.OrIOp(kept, v)), lv.ref, alignment=1))
 
     # declarations --------------------------------------------------------------------------
     def declaration(self, d: Cursor) -> None:
@@ -216,38 +266,38 @@ class MemoryEmitter:
             self.initialise(self.local(d), init[-1])
 
     def initialise(self, lv: LValue, init: Cursor) -> None:
-        """`= expr`, `= "text"` or `= {a, b}`: the given parts, every other part zero."""
-        if init.kind == CursorKind.STRING_LITERAL and c_types.is_array(lv.ctype):
+        """`= expr`, `= "text"` or `= {…}` (initializers.py): what is not written is zero."""
+        parts = initializers.parts(lv.ctype, init)
+        if len(parts) != 1 or parts[0].path:
             self.zero(lv)
-            first = self.first_element(lv)
-            data = string_bytes(init)[:c_types.constant_count(lv.ctype)]
-            for i, byte in enumerate(data):
-                self.store(self.advance(first, self.b.index(i)),
-                           self.b.int_const(byte, c_types.element_type(first.ctype)))
-        elif init.kind == CursorKind.INIT_LIST_EXPR:
-            self.zero(lv)
-            for part, value in zip(self.parts(lv), init.get_children(), strict=False):
-                if value.kind == CursorKind.UNEXPOSED_EXPR and c_types.is_void(value.type):
-                    raise unsupported("a designated initialiser", value)
-                self.initialise(part, value)
-        elif c_types.is_array(lv.ctype):
-            raise unsupported("this array initialiser", init)
-        else:
-            self.store(lv, self.rvalue(init))
+        for part in parts:
+            target = self.subobject(lv, part.path)
+            text = initializers.string_literal(part)
+            if text is not None:
+                self.store_string(target, text)
+            elif c_types.is_array(part.ctype):
+                raise unsupported("this array initialiser", part.expr)
+            else:
+                self.store(target, self.rvalue(part.expr))
 
-    def parts(self, lv: LValue) -> list[LValue]:
-        """The elements of an array or the fields of a struct, in order."""
-        if c_types.is_array(lv.ctype):
-            first = self.first_element(lv)
-            return [self.advance(first, self.b.index(i))
-                    for i in range(lv.ctype.get_canonical().get_array_size())]
-        if c_types.is_struct(lv.ctype):
-            return [self.member(lv, f, f.type) for f in c_types.canonical(lv.ctype).get_fields()]
-        return [lv]  # `int x = {1}`
+    def subobject(self, lv: LValue, path: tuple[initializers.Step, ...]) -> LValue:
+        for step in path:
+            lv = self.advance(self.first_element(lv), self.b.index(step)) \
+                if isinstance(step, int) else self.member(lv, step, step.type)
+        return lv
+
+    def store_string(self, array: LValue, literal: Cursor) -> None:
+        """The bytes of a string literal into a char array (cleared first)."""
+        self.zero(array)
+        first = self.first_element(array)
+        data = string_bytes(literal)[:c_types.constant_count(array.ctype)]
+        for i, byte in enumerate(data):
+            self.store(self.advance(first, self.b.index(i)),
+                       self.b.int_const(byte, c_types.element_type(first.ctype)))
 
     def zero(self, lv: LValue) -> None:
         """Set every byte of an aggregate to zero (LLVM makes it a memset)."""
-        if not (c_types.is_array(lv.ctype) or c_types.is_struct(lv.ctype)):
+        if not (c_types.is_array(lv.ctype) or c_types.is_record(lv.ctype)):
             return
         zero = self.b.insert(llvm.ZeroOp(result_types=[c_types.element_type(lv.ctype)]))
         self.b.insert(llvm.StoreOp(zero, self.address(lv)))

@@ -24,6 +24,7 @@ from approxcc.annotations import Annotation
 from approxcc.diagnostics import CompileError, SourceLocation, note
 from approxcc.frontend import c_types, global_vars, tu_split
 from approxcc.frontend.c_types import UnsupportedType
+from approxcc.frontend.calls import Signature, function_signature
 from approxcc.frontend.clause_exprs import ClauseSites
 from approxcc.frontend.cursors import location, unsupported
 from approxcc.frontend.function_emitter import FunctionEmitter
@@ -126,13 +127,18 @@ class ModuleEmitter:
 
     def function(self, c: Cursor) -> None:
         if not self.annotated(c):
-            callees = set(self.callees)
+            callees, emitted = set(self.callees), set(self.emitted)
             try:
                 self.function_definition(c, [])
-            except (CompileError, UnsupportedType):
-                self.fallbacks.append(c)  # the system compiler compiles it (tu_split.py)
+            except Exception:  # whatever the frontend cannot do, the system compiler can
+                self.fallbacks.append(c)  # (tu_split.py)
                 for name in set(self.callees) - callees:
                     del self.callees[name]  # calls the module does not make
+                for name in set(self.emitted) - emitted:  # header copies only it called
+                    op = self.emitted_op(name)
+                    op.detach()
+                    op.erase()
+                    del self.emitted[name]
             return
         anns = self.by_line.get(c.extent.start.line, [])
         self.used.update(id(a) for a in anns)
@@ -162,7 +168,7 @@ class ModuleEmitter:
             return
         try:
             self.global_symbol(var)
-        except (CompileError, UnsupportedType):
+        except Exception:  # the remainder defines it as written
             self.remainder_defines = True
 
     def new_knob(self, a: Annotation, default_name: str) -> tuple[str, int]:
@@ -182,7 +188,8 @@ class ModuleEmitter:
             return
         if callee.spelling in self.overloaded:
             raise unsupported("a call to an overloaded function", callee)
-        self.callees[callee.spelling] = (callee, self.declaration(callee))
+        self.callees[callee.spelling] = (callee,
+                                         self.signature(callee).declaration(callee.spelling))
         definition = callee.get_definition()
         if definition is not None and not self.main(definition) and \
                 callee.spelling not in self.emitted and \
@@ -190,27 +197,20 @@ class ModuleEmitter:
             self.function_definition(definition, [])
             self.emitted_op(callee.spelling).sym_visibility = StringAttr("private")
 
-    def emitted_op(self, name: str) -> func.FuncOp:
-        return next(op for op in self.module.ops
-                    if isinstance(op, func.FuncOp) and op.sym_name.data == name)
+    def emitted_op(self, name: str) -> func.FuncOp | llvm.FuncOp:
+        return next(op for op in self.module.ops if isinstance(op, func.FuncOp | llvm.FuncOp)
+                    and op.sym_name.data == name)
 
     def declare_callees(self) -> None:
         for name, (_, decl) in self.callees.items():
             if name not in self.emitted:
                 self.module.body.block.add_op(decl)
 
-    @staticmethod
-    def declaration(callee: Cursor):
-        ftype = callee.type
-        params = [c_types.abi_type(t) for t in ftype.argument_types()]
-        result = ftype.get_result()
-        if ftype.kind == TypeKind.FUNCTIONPROTO and ftype.is_function_variadic():
-            ret = llvm.LLVMVoidType() if c_types.is_void(result) else c_types.abi_type(result)
-            return llvm.FuncOp(callee.spelling,
-                               llvm.LLVMFunctionType(params, ret, is_variadic=True),
-                               linkage=llvm.LinkageAttr("external"))
-        results = [] if c_types.is_void(result) else [c_types.abi_type(result)]
-        return func.FuncOp.external(callee.spelling, params, results)
+    def signature(self, fn: Cursor) -> Signature:
+        """What every call of `fn` and its definition agree on (calls.py)."""
+        return function_signature(fn, [d for d in self.declarations
+                                       if d.kind == CursorKind.FUNCTION_DECL and
+                                       d.canonical == fn.canonical])
 
     # globals -----------------------------------------------------------------------------
     def global_symbol(self, var: Cursor) -> str:

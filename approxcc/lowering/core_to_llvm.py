@@ -6,7 +6,7 @@ text); from there on, each step is one tool invocation, as clang runs its tools.
 
 from __future__ import annotations
 
-from approxcc.driver.toolchain import host_triple
+from approxcc.lowering.host import host_triple
 
 # scf → cf first: convert-to-llvm has no scf patterns. reconcile removes the memref
 # descriptor casts the frontend builds around C pointers once both sides are LLVM structs.

@@ -8,7 +8,6 @@ feeding `approx.transform "T" %v`, one pair per transform type, at the start of 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from fractions import Fraction
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, i64
@@ -23,23 +22,13 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from approxcc.diagnostics import CompileError
-from approxcc.dialect import TRANSFORMS, DecisionTreeOp, KnobOp, TransformOp, verify_knobs
-
-DEFAULT_THRESHOLD_COUNT = 1
-DEFAULT_RANGE = (0, 100)
-
-
-def _round_half_away(x: Fraction) -> int:
-    """Rounds like C's lround, so the runtime computes the same defaults."""
-    magnitude = int(abs(x) + Fraction(1, 2))
-    return magnitude if x >= 0 else -magnitude
-
-
-def default_thresholds(count: int, lo: int, hi: int) -> list[int]:
-    """`count` thresholds evenly spaced inside [lo, hi]: lo + (hi - lo) * (i + 1) / (count + 1),
-    rounded to integers."""
-    return [_round_half_away(lo + Fraction((hi - lo) * (i + 1), count + 1))
-            for i in range(count)]
+from approxcc.dialect import DecisionTreeOp, KnobOp, TransformOp, verify_knobs
+from approxcc.registry import (
+    DEFAULT_RANGE,
+    DEFAULT_THRESHOLD_COUNT,
+    default_thresholds,
+    exact_value,
+)
 
 
 def _int_param(knob: KnobOp, key: str, default: int) -> int:
@@ -72,7 +61,7 @@ class EmitStaticTransform(RewritePattern):
         target = InsertPoint.before(knob.body.block.first_op)
         for transform_type in knob.transform_types:
             value = configured.value.data if isinstance(configured, IntegerAttr) \
-                else TRANSFORMS[transform_type.data]
+                else exact_value(transform_type.data)
             rewriter.insert(TransformOp(transform_type, value), target)
 
 
@@ -92,7 +81,7 @@ class EmitDecisionTree(RewritePattern):
         state = knob.body.block.args[0]
         target = InsertPoint.before(knob.body.block.first_op)
         for transform_type in knob.transform_types:
-            exact = ArrayAttr([IntegerAttr(TRANSFORMS[transform_type.data], i64)]
+            exact = ArrayAttr([IntegerAttr(exact_value(transform_type.data), i64)]
                               * (len(thresholds) + 1))
             tree = rewriter.insert(DecisionTreeOp(
                 state, thresholds, decisions if isinstance(decisions, ArrayAttr) else exact,

@@ -14,7 +14,9 @@ knob:
 
 where the recover is the recover region's ops or, for `recover(exact)`, a clone of the exact
 target: the one place a region is copied. The clone sits outside the knob, so no transform
-touches it; knobs nested in the clone are inlined, they stay exact too.
+touches it; knobs nested in the clone are inlined, they stay exact too. Before the clone,
+what the target wrote is restored from a checkpoint taken just before the knob
+(lowering/checkpoint.py), so the exact re-run starts where the approximate run started.
 """
 
 from __future__ import annotations
@@ -36,12 +38,11 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from approxcc.diagnostics import warn
 from approxcc.dialect import DecisionTreeOp, KnobOp, TransformOp, TryOp, YieldOp, verify_knobs
+from approxcc.dialect.targets import APPROXIMATED, knob_error
 from approxcc.lowering.bind_runtime import check_calls
-from approxcc.lowering.targets import knob_error
-
-# Marks a knob whose last result says whether it approximated (see the module docstring).
-APPROXIMATED = "approx.approximated"
+from approxcc.lowering.checkpoint import Checkpoint, written_memory
 
 
 def _exact_clone(knob: KnobOp) -> list[Operation]:
@@ -64,6 +65,20 @@ def _exact_clone(knob: KnobOp) -> list[Operation]:
     for op in ops:
         op.detach()
     return ops
+
+
+def _checkpoint(knob: KnobOp, try_op: TryOp) -> list[Operation]:
+    """Saves what the target writes before the knob; returns the ops that restore it. What
+    cannot be bounded is reported once per pointer it is written through."""
+    writes = written_memory(knob, try_op)
+    for what in dict.fromkeys(what for _, what in writes.unbounded):
+        ops = sorted({op.name for op, w in writes.unbounded if w == what})
+        warn(f"knob '{knob.knob_name.data}': recover(exact) cannot restore memory written "
+             f"through {what} ({', '.join(ops)}); the exact re-run starts from what the "
+             "approximate run left there", knob.source_loc, "-Wapprox-recover")
+    checkpoint = Checkpoint(knob, writes.objects)
+    checkpoint.save()
+    return checkpoint.restore()
 
 
 def _region_ops(region: Region) -> tuple[list[Operation], Sequence[SSAValue]]:
@@ -96,7 +111,7 @@ class LowerTry(RewritePattern):
             rewriter.replace_uses_with_if(arg, operand,
                                           lambda use: try_op.is_ancestor(use.operation))
         if isinstance(try_op.recover, StringAttr):  # recover(exact)
-            recover = _exact_clone(knob)
+            recover = [*_checkpoint(knob, try_op), *_exact_clone(knob)]
         else:
             recover, _ = _region_ops(try_op.recovery)
         check, (ok,) = _region_ops(try_op.check)

@@ -1,7 +1,8 @@
 """approx-transform (paper step 5): rewrite each approx.transform with its transform's pattern.
 
-Adding a transform = adding one pattern file and one entry in `TRANSFORM_PATTERNS`. A knob
-that approx-lower-try gave an `approximated` result learns here whether it approximates.
+The patterns are the registered transforms' (`approxcc.registry`, one module each under
+approxcc/transforms). A knob that approx-lower-try gave an `approximated` result learns here
+whether it approximates.
 """
 
 from __future__ import annotations
@@ -22,20 +23,9 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
-from approxcc.dialect import TRANSFORMS, TransformOp, YieldOp, verify_knobs
-from approxcc.lowering.func_substitute import SubstituteFunction
-from approxcc.lowering.loop_perforate import PerforateLoop
-from approxcc.lowering.lower_try import APPROXIMATED
-from approxcc.lowering.memoize import MemoizeResult
-from approxcc.lowering.targets import transform_knob
-from approxcc.lowering.task_skipping import SkipTask
-
-TRANSFORM_PATTERNS: dict[str, RewritePattern] = {
-    "loop_perforate": PerforateLoop(),
-    "func_substitute": SubstituteFunction(),
-    "task_skipping": SkipTask(),
-    "memoize": MemoizeResult(),
-}
+from approxcc import registry
+from approxcc.dialect import TransformOp, YieldOp, verify_knobs
+from approxcc.dialect.targets import APPROXIMATED, knob_error, transform_knob
 
 
 class DispatchTransform(RewritePattern):
@@ -43,18 +33,22 @@ class DispatchTransform(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, transform: TransformOp, rewriter: PatternRewriter, /) -> None:
-        pattern = TRANSFORM_PATTERNS[transform.transform_type.data]  # verified: registered
-        if APPROXIMATED in transform_knob(transform).attributes:
-            _record_approximation(transform, rewriter)
-        pattern.match_and_rewrite(transform, rewriter)
+        name = transform.transform_type.data
+        spec = registry.get(name)
+        knob = transform_knob(transform)
+        if spec is None or spec.pattern is None:  # registered (verified), but not for C
+            raise knob_error(knob, f"transform '{name}' has no lowering for C code")
+        if APPROXIMATED in knob.attributes:
+            _record_approximation(transform, spec.exact, rewriter)
+        spec.pattern.match_and_rewrite(transform, rewriter)
 
 
-def _record_approximation(transform: TransformOp, rewriter: PatternRewriter) -> None:
+def _record_approximation(transform: TransformOp, exact: int,
+                          rewriter: PatternRewriter) -> None:
     """ORs `value != exact` into the knob's yielded `approximated` flag, computed before the
     transform (so before the target, which the transform may erase or move)."""
     terminator = cast(YieldOp, transform_knob(transform).body.block.last_op)  # verified
     flag = terminator.operands[-1]
-    exact = TRANSFORMS[transform.transform_type.data]
     at = InsertPoint.before(transform)
     if transform.transform_value is not None:
         approximating = rewriter.insert(ConstantOp.from_int_and_width(

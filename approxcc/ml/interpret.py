@@ -6,6 +6,9 @@
   iterations; per-iteration outputs `ys` of a skipped iteration repeat the last executed one,
   so every shape is unchanged. "Outermost" means not nested in another loop; loops inside
   `jit`-decorated helpers count, loops inside `cond`/`while`/custom-derivative rules do not.
+- wide accumulation: a `dot_general` producing bf16/f16 accumulates in float32 and rounds
+  its result once (IREE's CUDA pipeline has no bf16-accumulating MMA on sm_80 and rejects
+  such a matmul with "failed to distribute"; f32 accumulation is also the more accurate).
 - int8 x int8 matmuls (w8a8): a `dot_general` whose right operand is an int8-quantised
   weight (tagged, also through scan consts/xs) and contracts its first axis quantises its
   left operand per row on the fly and multiplies in integer (int32 accumulation).
@@ -41,6 +44,7 @@ class QTensor:
 class Options:
     perforate: int = 1
     w8a8: bool = False
+    wide_accumulate: bool = False
     loops_seen: int = 0
 
 
@@ -87,6 +91,8 @@ def _eval(jaxpr: core.Jaxpr, consts: Sequence[Any], args: Sequence[Any],
         elif name == "dot_general" and opts.w8a8 and intags[1] is not None \
                 and _int8_dot_applies(eqn, invals):
             outs = [_int8_dot(eqn, invals[0], intags[1])]
+        elif name == "dot_general" and opts.wide_accumulate and _narrow(eqn):
+            outs = [_wide_dot(eqn, invals)]
         else:
             params = eqn.primitive.get_bind_params(eqn.params)
             with eqn.ctx.manager:
@@ -164,3 +170,14 @@ def _int8_dot(eqn: core.JaxprEqn, lhs: Any, w: QTensor) -> Any:
     s_rows = jnp.squeeze(s_x, axis=lc)[..., None]
     out = acc.astype(jnp.float32) * s_rows * w.scale.reshape(-1).astype(jnp.float32)
     return out.astype(eqn.outvars[0].aval.dtype)
+
+
+def _narrow(eqn: core.JaxprEqn) -> bool:
+    return eqn.outvars[0].aval.dtype in (jnp.bfloat16, jnp.float16)
+
+
+def _wide_dot(eqn: core.JaxprEqn, invals: list[Any]) -> Any:
+    params = {**eqn.params, "preferred_element_type": jnp.float32}
+    with eqn.ctx.manager:
+        acc = eqn.primitive.bind(*invals, **params)
+    return acc.astype(eqn.outvars[0].aval.dtype)

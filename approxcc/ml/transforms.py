@@ -17,7 +17,8 @@ per-call arguments. Transforms compose in a fixed order, whatever the decorator 
    (`int4`, `int4-gN`) with float32 scales and dequantised inside the variant; `w8a8`
    stores int8 per channel and runs matmuls in integer with activations quantised per row
    on the fly. Other float weights and float inputs are cast to the compute dtype
-   (`f32`/`bf16`/`f16`); float outputs are cast back to the exact function's dtypes.
+   (`f32`/`bf16`/`f16`), matmuls in bf16/f16 accumulate in float32; float outputs are
+   cast back to the exact function's dtypes.
 """
 
 from __future__ import annotations
@@ -138,6 +139,8 @@ def _numerics(fn: Callable[..., Any], weights: Any, compute: Any, scheme: str | 
             codecs.append(_Plain())
             stored.append(a.astype(dtype))
 
+    narrow = compute is not None and compute in (jnp.bfloat16, jnp.float16)
+
     def variant(stored: Sequence[Any], *inputs: Any) -> Any:
         it = iter(stored)
         values, tags = [], []
@@ -149,8 +152,8 @@ def _numerics(fn: Callable[..., Any], weights: Any, compute: Any, scheme: str | 
         if compute is not None:
             inputs = tuple(x.astype(compute) if jnp.issubdtype(x.dtype, jnp.floating) else x
                            for x in map(jnp.asarray, inputs))
-        if w8a8:
-            out = retrace(fn, Options(w8a8=True),
+        if w8a8 or narrow:
+            out = retrace(fn, Options(w8a8=w8a8, wide_accumulate=narrow),
                           lambda flat: tags + [None] * (len(flat) - len(tags)))(w, *inputs)
         else:
             out = fn(w, *inputs)

@@ -3,12 +3,18 @@
 A compound system written in Python implements it directly; a C/C++ program described by
 `approx.toml` is `CProgram`, one implementation of it. The tuner only ever calls `build()`
 (once), `knob_space()`, `run()` (once per input, configuration and repeat, in a fresh
-working folder, possibly from several threads at once) and `loss()`.
+working folder, possibly in several Dask worker processes on other machines at once) and
+`loss()`.
+
+Runs on a Dask worker see a copy of the application (pickled) whose `files()` (what runs read:
+a built binary, the inputs) were shipped to the worker and `relocate()`d there; everything
+else a run reads must be reachable at the same path on every worker.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 import resource
 import signal
@@ -69,6 +75,15 @@ class Application(ABC):
         """Where the application comes from (shown in reports, stored in the results DB)."""
         return self.name
 
+    def files(self) -> list[Path]:
+        """Local files that runs read after `build()`: shipped once to each Dask worker."""
+        return []
+
+    def relocate(self, moved: dict[str, Path]) -> Application:
+        """This application on a worker, where each of `files()` (by its path as a string)
+        now lies at `moved[path]`."""
+        return self
+
 
 class CProgram(Application):
     """A C/C++ program described by approx.toml, tuned through one `--tunable` binary."""
@@ -127,6 +142,18 @@ class CProgram(Application):
         build(Options(self.release_sources(workdir), str(binary), tunable=True,
                       clang_args=self.clang_args()))
         self.binary = binary
+
+    def files(self) -> list[Path]:
+        if self.binary is None:
+            raise RuntimeError("CProgram.files() before build()")
+        return [self.binary, *map(Path, self.tune_inputs + self.eval_inputs)]
+
+    def relocate(self, moved: dict[str, Path]) -> CProgram:
+        there = copy.copy(self)
+        there.binary = moved[str(self.binary)]
+        there.tune_inputs = [str(moved[p]) for p in self.tune_inputs]
+        there.eval_inputs = [str(moved[p]) for p in self.eval_inputs]
+        return there
 
     def command(self, binary: Path, input: str) -> list[str]:
         return [str(binary), *substitute(self.program.args, Path(input))]

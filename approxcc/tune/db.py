@@ -3,6 +3,12 @@
 A killed tuner loses nothing but the evaluations in flight; `--resume` continues the latest
 run of the same program, and an identical configuration (same hash, same input set) is never
 run twice in a run: the UNIQUE constraint holds the tuner to it, `lookup()` reads it back.
+Only the tuner process writes it (Dask workers send their results back to it).
+
+Each evaluation keeps `elapsed` (seconds of tuning, summed over the sessions of a resumed run:
+the search-efficiency curve needs it), the worker that measured it and its per-input losses.
+`confirmations` holds the interleaved repeats (exact, candidate) behind the noise-aware picks,
+one row per repeat.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from approxcc import __version__
-from approxcc.tune.measure import Measurement
+from approxcc.tune.measure import Measurement, Pair
 from approxcc.tune.space import KnobConfig, canonical, config_hash
 
 SCHEMA = """
@@ -32,9 +38,16 @@ CREATE TABLE IF NOT EXISTS evaluations (
   id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, finished TEXT, config TEXT,
   config_hash TEXT, inputs TEXT, time_tune REAL, loss_tune REAL, time_eval REAL,
   loss_eval REAL, status TEXT, reason TEXT, budget REAL, phase TEXT, mode TEXT,
-  seed INTEGER, versions TEXT, host TEXT,
+  seed INTEGER, versions TEXT, host TEXT, elapsed REAL, worker TEXT, input_losses TEXT,
   UNIQUE (run_id, config_hash, inputs));
+CREATE TABLE IF NOT EXISTS confirmations (
+  id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, finished TEXT, config TEXT,
+  config_hash TEXT, inputs TEXT, repeat INTEGER, exact_time REAL, time REAL, loss REAL,
+  input_losses TEXT, status TEXT, reason TEXT, worker TEXT,
+  UNIQUE (run_id, config_hash, inputs, repeat));
 """
+# Columns added since the first release: older DBs get them on open (NULL in old rows).
+_ADDED = {"evaluations": ("elapsed REAL", "worker TEXT", "input_losses TEXT")}
 
 
 def versions() -> dict[str, str]:
@@ -57,6 +70,27 @@ class Evaluation:
     budget: float | None
     phase: str           # baseline | screening | search | validation
     mode: str
+    elapsed: float | None = None
+    worker: str = ""
+    input_losses: tuple[float, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    config: KnobConfig
+    hash: str
+    inputs: str
+    repeat: int
+    exact_time: float | None
+    time: float | None
+    loss: float | None
+    input_losses: tuple[float, ...]
+    status: str
+    reason: str
 
     @property
     def ok(self) -> bool:
@@ -87,6 +121,11 @@ class ResultsDB:
         self.path = path
         self.conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
         self.conn.executescript(SCHEMA)
+        for table, columns in _ADDED.items():
+            have = {row[1] for row in self.conn.execute(f"PRAGMA table_info({table})")}
+            for column in columns:
+                if column.split()[0] not in have:
+                    self.conn.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
         self.host = socket.gethostname()
         self.versions = json.dumps(versions())
 
@@ -140,7 +179,8 @@ class ResultsDB:
     # -- evaluations -----------------------------------------------------------------------
 
     def record(self, run_id: int, config: KnobConfig, inputs: str, m: Measurement, *,
-               budget: float | None, phase: str, mode: str, seed: int) -> Evaluation:
+               budget: float | None, phase: str, mode: str, seed: int,
+               elapsed: float | None = None, worker: str = "") -> Evaluation:
         config = canonical(config)
         h = config_hash(config)
         times = (m.time, None) if inputs == "tune" else (None, m.time)
@@ -148,12 +188,39 @@ class ResultsDB:
         cur = self.conn.execute(
             "INSERT INTO evaluations (run_id, finished, config, config_hash, inputs, time_tune,"
             " loss_tune, time_eval, loss_eval, status, reason, budget, phase, mode, seed,"
-            " versions, host) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (run_id, datetime.now().isoformat(timespec="milliseconds"), json.dumps(config), h,
-             inputs, times[0], losses[0], times[1], losses[1], m.status, m.reason, budget,
-             phase, mode, seed, self.versions, self.host))
+            " versions, host, elapsed, worker, input_losses)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (run_id, _now(), json.dumps(config), h, inputs, times[0], losses[0], times[1],
+             losses[1], m.status, m.reason, budget, phase, mode, seed, self.versions,
+             self.host, elapsed, worker, json.dumps(list(m.input_losses))))
         return Evaluation(int(cur.lastrowid or 0), config, h, inputs, m.time, m.loss, m.status,
-                          m.reason, budget, phase, mode)
+                          m.reason, budget, phase, mode, elapsed, worker, m.input_losses)
+
+    def elapsed(self, run_id: int) -> float:
+        """Seconds of tuning the run has recorded so far (where a resumed session goes on)."""
+        row = self.conn.execute("SELECT MAX(elapsed) FROM evaluations WHERE run_id = ?",
+                                (run_id,)).fetchone()
+        return float(row[0] or 0.0)
+
+    def record_pair(self, run_id: int, config: KnobConfig, inputs: str, repeat: int, p: Pair,
+                    worker: str = "") -> None:
+        config = canonical(config)
+        self.conn.execute(
+            "INSERT INTO confirmations (run_id, finished, config, config_hash, inputs, repeat,"
+            " exact_time, time, loss, input_losses, status, reason, worker)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (run_id, _now(), json.dumps(config), config_hash(config), inputs, repeat,
+             p.exact_time, p.time, p.loss, json.dumps(list(p.input_losses)), p.status,
+             p.reason, worker))
+
+    def confirmations(self, run_id: int, inputs: str | None = None) -> list[Confirmation]:
+        sql = ("SELECT config, config_hash, inputs, repeat, exact_time, time, loss,"
+               " input_losses, status, reason FROM confirmations WHERE run_id = ?" +
+               (" AND inputs = ?" if inputs else "") + " ORDER BY id")
+        return [Confirmation(json.loads(c), h, i, r, et, t, loss, tuple(json.loads(il or "[]")),
+                             st, reason or "")
+                for c, h, i, r, et, t, loss, il, st, reason in
+                self.conn.execute(sql, (run_id, inputs) if inputs else (run_id,))]
 
     def lookup(self, run_id: int, config: KnobConfig, inputs: str) -> Evaluation | None:
         row = self.conn.execute(_SELECT + " WHERE run_id = ? AND config_hash = ? AND inputs = ?",
@@ -168,8 +235,12 @@ class ResultsDB:
 
 
 _SELECT = ("SELECT id, config, config_hash, inputs, COALESCE(time_tune, time_eval),"
-           " COALESCE(loss_tune, loss_eval), status, reason, budget, phase, mode"
-           " FROM evaluations")
+           " COALESCE(loss_tune, loss_eval), status, reason, budget, phase, mode, elapsed,"
+           " worker, input_losses FROM evaluations")
+
+
+def _now() -> str:
+    return datetime.now().isoformat(timespec="milliseconds")
 
 
 def _run(row: tuple) -> Run:
@@ -180,6 +251,8 @@ def _run(row: tuple) -> Run:
 
 
 def _evaluation(row: tuple) -> Evaluation:
-    (eid, config, h, inputs, time, loss, status, reason, budget, phase, mode) = row
+    (eid, config, h, inputs, time, loss, status, reason, budget, phase, mode, elapsed, worker,
+     input_losses) = row
     return Evaluation(eid, json.loads(config), h, inputs, time, loss, status, reason or "",
-                      budget, phase, mode)
+                      budget, phase, mode, elapsed, worker or "",
+                      tuple(json.loads(input_losses or "[]")))

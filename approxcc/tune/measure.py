@@ -4,6 +4,10 @@ Every run happens in a fresh working folder (parallel evaluations never share fi
 `APPROX_CONFIG` naming the configuration and `APPROX_ROI_FILE` collecting the program's
 region-of-interest time. Per input: the median of `repeats` runs; per configuration: the sum
 over the inputs. The exact configuration's outputs are the golden outputs.
+
+`pair()` is the confirmation measurement of a pick: the exact program and the candidate run
+alternately, input by input, so drift on a shared machine hits both alike and their ratio
+(the speedup of that repeat) is what the report summarises by median and IQR.
 """
 
 from __future__ import annotations
@@ -28,6 +32,19 @@ class Measurement:
     status: str                 # "ok" | "failed"
     time: float | None = None   # seconds, summed over the inputs
     loss: float | None = None
+    reason: str = ""
+    input_losses: tuple[float, ...] = ()   # per input: the spread a new input set may see
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One interleaved repeat of the exact program and a candidate on the same inputs."""
+
+    status: str
+    exact_time: float | None = None
+    time: float | None = None
+    loss: float | None = None
+    input_losses: tuple[float, ...] = ()
     reason: str = ""
 
 
@@ -89,20 +106,55 @@ class Measurer:
                         (max(totals) - min(totals)) / median if median else 0.0,
                         [max(ws) for ws in walls], roi)
 
-    def measure(self, knobs: KnobConfig, inputs: list[str], golden: list[str]) -> Measurement:
+    def _config_file(self, knobs: KnobConfig) -> Path:
         folder = self._folder()
         config = folder / "config.json"
         config.write_text(json.dumps(config_document(self.app, knobs)))
+        return config
+
+    def _losses(self, golden: list[str], outputs: list[str]) -> tuple[float, tuple[float, ...]]:
+        """The loss over all inputs and input by input; raises ValueError on garbage."""
+        try:
+            loss = self.app.loss(golden, outputs)
+            per_input = tuple(self.app.loss([g], [o]) for g, o in zip(golden, outputs,
+                                                                        strict=True))
+        except CompileError as err:
+            raise ValueError(err.diagnostic.message) from None
+        if not 0.0 <= loss <= 1.0:
+            raise ValueError(f"loss {loss!r}")
+        return loss, per_input
+
+    def measure(self, knobs: KnobConfig, inputs: list[str], golden: list[str]) -> Measurement:
+        config = self._config_file(knobs)
         try:
             outputs, times, _, _ = self._run_all(inputs, config, self.repeats, self.timeout)
         except RunFailed as err:
             return Measurement(FAILED, reason=str(err))
         finally:
-            shutil.rmtree(folder, ignore_errors=True)
+            shutil.rmtree(config.parent, ignore_errors=True)
         try:
-            loss = self.app.loss(golden, outputs)
-        except (CompileError, ValueError) as err:
+            loss, per_input = self._losses(golden, outputs)
+        except ValueError as err:
             return Measurement(FAILED, reason=f"garbage output: {err}")
-        if not 0.0 <= loss <= 1.0:
-            return Measurement(FAILED, reason=f"garbage output: loss {loss!r}")
-        return Measurement(OK, sum(statistics.median(ts) for ts in times), loss)
+        return Measurement(OK, sum(statistics.median(ts) for ts in times), loss,
+                           input_losses=per_input)
+
+    def pair(self, knobs: KnobConfig, inputs: list[str], golden: list[str]) -> Pair:
+        """Exact, then the candidate, on each input in turn: one repeat of both."""
+        config = self._config_file(knobs)
+        exact_time, time, outputs = 0.0, 0.0, []
+        try:
+            for inp in inputs:
+                exact_time += self._run_all([inp], None, 1, self.timeout)[1][0][0]
+                out, times, _, _ = self._run_all([inp], config, 1, self.timeout)
+                outputs += out
+                time += times[0][0]
+        except RunFailed as err:
+            return Pair(FAILED, reason=str(err))
+        finally:
+            shutil.rmtree(config.parent, ignore_errors=True)
+        try:
+            loss, per_input = self._losses(golden, outputs)
+        except ValueError as err:
+            return Pair(FAILED, reason=f"garbage output: {err}")
+        return Pair(OK, exact_time, time, loss, per_input)

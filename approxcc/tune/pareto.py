@@ -36,3 +36,18 @@ def hypervolume(points: Sequence[tuple[float, float]], ref: tuple[float, float])
         area += (ref[0] - t) * (prev_loss - loss)
         prev_loss = loss
     return area
+
+
+def time_to_fraction(points: Sequence[tuple[float, float, float]], ref: tuple[float, float],
+                     fraction: float = 0.95) -> tuple[float | None, float]:
+    """(when, final): the first time at which the front of the points found so far reaches
+    `fraction` of the final front's hypervolume, and that final hypervolume. `points` are
+    (seconds, time, loss); when is None if the final hypervolume is zero."""
+    ordered = sorted(points)
+    final = hypervolume([(t, loss) for _, t, loss in ordered], ref)
+    if final <= 0:
+        return None, final
+    for n, (at, _, _) in enumerate(ordered, 1):
+        if hypervolume([(t, loss) for _, t, loss in ordered[:n]], ref) >= fraction * final:
+            return at, final
+    return ordered[-1][0], final

@@ -1,5 +1,8 @@
 """What a tuning run produced, from the results DB alone (so `approxcc report` can redo it):
-the table per budget, `pareto.png`, and one configuration file per budget."""
+per budget the pick's speedup and loss on the tuning and on the eval inputs (median and IQR of
+its confirmation repeats, a flag when the eval loss exceeds the budget), the search's
+efficiency (time to 95% of the final front's hypervolume), `pareto.png`, and one configuration
+file per budget."""
 
 from __future__ import annotations
 
@@ -12,19 +15,37 @@ from rich.console import Console
 from rich.table import Table
 
 from approxcc.tune.db import Evaluation, ResultsDB, Run
-from approxcc.tune.pareto import front
+from approxcc.tune.pareto import front, time_to_fraction
+from approxcc.tune.picks import Pick, Spread, choose
 from approxcc.tune.space import is_dynamic_config
+
+HV_FRACTION = 0.95
 
 
 @dataclass(frozen=True)
-class Pick:
-    """The fastest configuration within one budget on the tuning inputs, and its eval twin."""
+class Row:
+    """One budget's pick as the report shows it."""
 
-    budget: float
-    tune: Evaluation
-    eval: Evaluation | None
-    speedup_tune: float
-    speedup_eval: float | None
+    pick: Pick
+    speedup_tune: Spread
+    loss_tune: Spread
+    speedup_eval: Spread | None
+    loss_eval: Spread | None
+
+    @property
+    def budget(self) -> float:
+        return self.pick.budget
+
+    @property
+    def over_budget(self) -> bool:
+        return self.loss_eval is not None and self.loss_eval.median > self.budget
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    to_fraction: float | None   # seconds of tuning until the front had 95% of its final HV
+    total: float                # seconds of tuning (screening and search)
+    hypervolume: float          # of the final front: (time / exact, loss) up to (1, max budget)
 
 
 def budget_name(budget: float) -> str:
@@ -32,19 +53,36 @@ def budget_name(budget: float) -> str:
     return f"{budget * 100:g}pct"
 
 
-def picks(db: ResultsDB, run: Run) -> list[Pick]:
-    tune = [e for e in db.evaluations(run.id, "tune") if e.ok and e.time]
-    evals = {e.hash: e for e in db.evaluations(run.id, "eval") if e.ok and e.time}
+def rows(db: ResultsDB, run: Run) -> list[Row]:
+    tune = db.evaluations(run.id, "tune")
+    singles = {e.hash: e for e in db.evaluations(run.id, "eval") if e.ok and e.time}
     out = []
-    for b in run.budgets:
-        within = [e for e in tune if e.loss is not None and e.loss <= b]
-        if not within:
-            continue
-        best = min(within, key=lambda e: (e.time, e.id))
-        twin = evals.get(best.hash)
-        out.append(Pick(b, best, twin, (run.baseline_tune or 0.0) / best.time,
-                        (run.baseline_eval or 0.0) / twin.time if twin and twin.time else None))
+    for p in choose(run.budgets, tune, db.confirmations(run.id, "tune"),
+                    db.confirmations(run.id, "eval")):
+        if p.tune is not None:
+            speedup, loss = p.tune.speedup, p.tune.loss
+        else:
+            speedup = Spread.of([(run.baseline_tune or 0.0) / (p.single.time or 1.0)])
+            loss = Spread.of([p.single.loss or 0.0])
+        speedup_eval = loss_eval = None
+        if p.eval is not None:
+            speedup_eval, loss_eval = p.eval.speedup, p.eval.loss
+        elif (twin := singles.get(p.hash)) is not None:
+            speedup_eval = Spread.of([(run.baseline_eval or 0.0) / (twin.time or 1.0)])
+            loss_eval = Spread.of([twin.loss or 0.0])
+        out.append(Row(p, speedup, loss, speedup_eval, loss_eval))
     return out
+
+
+def efficiency(db: ResultsDB, run: Run) -> Efficiency:
+    base = run.baseline_tune or 0.0
+    points = [(e.elapsed, (e.time or 0.0) / base, e.loss or 0.0)
+              for e in db.evaluations(run.id, "tune")
+              if e.ok and e.time and e.elapsed is not None and e.phase in ("screening", "search")]
+    if not points or not base:
+        return Efficiency(None, 0.0, 0.0)
+    when, hv = time_to_fraction(points, (1.0, max(run.budgets)), HV_FRACTION)
+    return Efficiency(when, max(p[0] for p in points), hv)
 
 
 def _knobs_text(config: dict[str, Any]) -> str:
@@ -59,36 +97,64 @@ def _knobs_text(config: dict[str, Any]) -> str:
     return " ".join(parts)
 
 
-def table(run: Run, chosen: list[Pick]) -> Table:
+def _x(s: Spread | None) -> str:
+    if s is None:
+        return "-"
+    return f"{s.median:.2f}×" + (f" [{s.q1:.2f}–{s.q3:.2f}]" if s.q3 > s.q1 else "")
+
+
+def _pct(s: Spread | None) -> str:
+    if s is None:
+        return "-"
+    return f"{s.median:.2%}" + (f" [{s.q1:.2%}–{s.q3:.2%}]" if s.q3 > s.q1 else "")
+
+
+def table(run: Run, chosen: list[Row]) -> Table:
     t = Table(title=f"approxcc tune: {run.program} (run {run.id}, seed {run.seed}, "
-                    f"mode {run.mode}, noise ±{(run.noise or 0) / 2:.1%})")
-    for col in ("budget", "speedup tune / eval", "QoS loss tune / eval", "gap"):
+                    f"mode {run.mode}, noise ±{(run.noise or 0) / 2:.1%}); median [IQR]")
+    for col in ("budget", "speedup tune", "speedup eval", "gap", "loss tune (bound)",
+                "loss eval", "repeats"):
         t.add_column(col, justify="right")
     t.add_column("knobs", min_width=24, overflow="fold")
-    for p in chosen:
-        loss_eval = p.eval.loss if p.eval else None
-        speedup_eval = f"{p.speedup_eval:.2f}×" if p.speedup_eval else "-"
-        t.add_row(f"{p.budget:.1%}", f"{p.speedup_tune:.2f}× / {speedup_eval}",
-                  f"{p.tune.loss:.3%} / " + (f"{loss_eval:.3%}" if loss_eval is not None
-                                             else "-"),
-                  f"{loss_eval - (p.tune.loss or 0):+.3%}" if loss_eval is not None else "-",
-                  _knobs_text(p.tune.config))
+    picked = {r.budget for r in chosen}
+    for r in chosen:
+        gap = f"{r.speedup_eval.median / r.speedup_tune.median - 1:+.1%}" \
+            if r.speedup_eval else "-"
+        bound = f" ({r.pick.tune.bound:.2%})" if r.pick.tune else " (single run)"
+        loss_eval = _pct(r.loss_eval) + (" [bold red]over budget[/]" if r.over_budget else "")
+        repeats = f"{r.pick.tune.repeats if r.pick.tune else 1}" \
+                  f" / {r.pick.eval.repeats if r.pick.eval else int(r.loss_eval is not None)}"
+        t.add_row(f"{r.budget:.1%}", _x(r.speedup_tune), _x(r.speedup_eval), gap,
+                  _pct(r.loss_tune) + bound, loss_eval, repeats, _knobs_text(r.pick.config))
+    for b in run.budgets:
+        if b not in picked:
+            t.add_row(f"{b:.1%}", "-", "-", "-", "-", "-", "-",
+                      "no configuration holds this budget with its margin")
     return t
 
 
-def write_configs(run: Run, chosen: list[Pick], out: Path, db_path: Path) -> list[Path]:
+def write_configs(run: Run, chosen: list[Row], out: Path, db_path: Path) -> list[Path]:
     """One configuration per budget, in the format `approxcc build --config` reads."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for p in chosen:
-        doc = {"approxcc": "1", "program": run.program, "knobs": p.tune.config,
+    for r in chosen:
+        p = r.pick
+        doc = {"approxcc": "1", "program": run.program, "knobs": p.config,
                "qos": {"metric": run.options.get("metric", ""), "budget": p.budget,
-                       "loss_tune": p.tune.loss,
-                       "loss_eval": p.eval.loss if p.eval else None},
-               "speedup": {"tune": round(p.speedup_tune, 4),
-                           "eval": round(p.speedup_eval, 4) if p.speedup_eval else None},
+                       "loss_tune": r.loss_tune.median,
+                       "loss_bound": p.tune.bound if p.tune else None,
+                       "loss_eval": r.loss_eval.median if r.loss_eval else None,
+                       "over_budget_on_eval": r.over_budget},
+               "speedup": {"tune": round(r.speedup_tune.median, 4),
+                           "eval": round(r.speedup_eval.median, 4) if r.speedup_eval
+                           else None},
+               "spread": {name: [s.q1, s.q3] if s else None
+                          for name, s in (("speedup_tune", r.speedup_tune),
+                                          ("speedup_eval", r.speedup_eval),
+                                          ("loss_tune", r.loss_tune),
+                                          ("loss_eval", r.loss_eval))},
                "provenance": {"seed": run.seed, "mode": run.mode, "run": run.id,
-                              "config_hash": p.tune.hash, "db": str(db_path),
+                              "config_hash": p.hash, "db": str(db_path),
                               "source": run.source, "versions": run.versions,
                               "host": run.host}}
         path = out / f"{budget_name(p.budget)}.json"
@@ -97,56 +163,93 @@ def write_configs(run: Run, chosen: list[Pick], out: Path, db_path: Path) -> lis
     return written
 
 
-def plot(db: ResultsDB, run: Run, path: Path) -> Path:
-    """Speedup against QoS loss: static and dynamic points and fronts, tune and eval."""
+def plot(db: ResultsDB, run: Run, path: Path, chosen: list[Row] | None = None,
+         marks: dict[str, list[tuple[float, float]]] | None = None) -> Path:
+    """Speedup against QoS loss: static and dynamic points and fronts on the tuning inputs,
+    the front measured on the eval inputs, the picks with their IQR on both, and `marks`
+    (label → (loss, speedup) points) a caller adds."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
+    base_t, base_e = run.baseline_tune or 0.0, run.baseline_eval or 0.0
+    right = max(run.budgets) * 2
+    top = 1.0
     tune = [e for e in db.evaluations(run.id, "tune") if e.ok and e.time]
-    evals = [e for e in db.evaluations(run.id, "eval") if e.ok and e.time]
     styles = {"static": ("tab:blue", "o"), "dynamic": ("tab:orange", "^")}
     for kind, (color, marker) in styles.items():
         pts = [e for e in tune if is_dynamic_config(e.config) == (kind == "dynamic")]
         if not pts:
             continue
-        xs = [e.loss for e in pts]
-        ys = [(run.baseline_tune or 0) / (e.time or 1) for e in pts]
-        ax.scatter(xs, ys, s=12, alpha=0.35, color=color, marker=marker,
-                   label=f"{kind} (tune)")
-        # by loss: at each loss the step shows the best speedup reachable within it
-        f = sorted(front(pts, key=lambda e: (e.time, e.loss)), key=lambda e: e.loss)
-        ax.step([e.loss for e in f], [(run.baseline_tune or 0) / (e.time or 1) for e in f],
-                where="post", color=color, label=f"{kind} front (tune)")
-    if evals:
-        f = sorted(front(evals, key=lambda e: (e.time, e.loss)), key=lambda e: e.loss)
-        ax.scatter([e.loss for e in evals],
-                   [(run.baseline_eval or 0) / (e.time or 1) for e in evals], s=30,
-                   facecolors="none", edgecolors="black", label="front on eval inputs")
-        ax.step([e.loss for e in f], [(run.baseline_eval or 0) / (e.time or 1) for e in f],
-                where="post", color="black", linestyle="--", label="eval front")
+        ax.scatter([e.loss for e in pts], [base_t / (e.time or 1) for e in pts], s=12,
+                   alpha=0.3, color=color, marker=marker, label=f"{kind} (tune)")
+        # By increasing loss, drawn "post": at loss L the front is the fastest point with
+        # loss <= L.
+        f = _by_loss(pts)
+        ys = [base_t / (e.time or 1) for e in f]
+        ax.step([e.loss or 0.0 for e in f] + [right], ys + ys[-1:], where="post",
+                color=color, label=f"{kind} front (tune)")
+        top = max([top, *(y for e, y in zip(f, ys, strict=True) if (e.loss or 0) <= right)])
+    evals = [e for e in db.evaluations(run.id, "eval") if e.ok and e.time]
+    if evals and base_e:
+        f = _by_loss(evals)
+        ax.step([e.loss or 0.0 for e in f], [base_e / (e.time or 1) for e in f], where="post",
+                color="black", linestyle="--", linewidth=0.9, label="front (eval, one run)")
+    for r in chosen if chosen is not None else rows(db, run):
+        for sp, lo, face, label in ((r.speedup_tune, r.loss_tune, "tab:green", "picks (tune)"),
+                                    (r.speedup_eval, r.loss_eval, "none", "picks (eval)")):
+            if sp is None or lo is None:
+                continue
+            ax.errorbar([lo.median], [sp.median], xerr=[[lo.median - lo.q1], [lo.q3 - lo.median]],
+                        yerr=[[sp.median - sp.q1], [sp.q3 - sp.median]], fmt="*", ms=11,
+                        mfc=face, mec="tab:red" if label.endswith("(eval)") and r.over_budget
+                        else "tab:green", ecolor="grey", capsize=3, label=label)
+            top = max(top, sp.q3)
+    for label, points in (marks or {}).items():
+        if points:
+            ax.scatter(*zip(*points, strict=True), s=60, facecolors="none", linewidths=1.5,
+                       edgecolors="purple", label=label)
     for b in run.budgets:
         ax.axvline(b, color="grey", linestyle=":", linewidth=0.8)
-    ax.set_xlabel("QoS loss")
+    handles, labels = ax.get_legend_handles_labels()
+    unique = dict(zip(labels, handles, strict=True))
+    ax.legend(unique.values(), unique.keys(), fontsize=7)
+    ax.set_xlim(left=-0.005 * right, right=right)
+    ax.set_ylim(bottom=0.0, top=top * 1.2)
+    ax.set_xlabel("QoS loss (picks: median and IQR of the repeats)")
     ax.set_ylabel("speedup over exact")
-    ax.set_title(f"{run.program}: Pareto fronts (run {run.id})")
-    ax.legend(fontsize=7)
+    ax.set_title(f"{run.program}: Pareto fronts and picks (run {run.id})")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
 
 
-def report(db: ResultsDB, run: Run, out: Path, console: Console) -> list[Pick]:
+def _by_loss(points: list[Evaluation]) -> list[Evaluation]:
+    return sorted(front(points, key=lambda e: (e.time or 0.0, e.loss or 0.0)),
+                  key=lambda e: e.loss or 0.0)
+
+
+def report(db: ResultsDB, run: Run, out: Path, console: Console) -> list[Row]:
     """Table on the console, configurations and pareto.png in `out`."""
-    chosen = picks(db, run)
+    chosen = rows(db, run)
     console.print(table(run, chosen))
+    for r in chosen:
+        if r.over_budget and r.loss_eval is not None:
+            console.print(f"[bold red]warning:[/] the {r.budget:.1%} pick loses "
+                          f"{r.loss_eval.median:.2%} on the eval inputs: more than its budget")
+    eff = efficiency(db, run)
+    if eff.to_fraction is not None:
+        console.print(f"search efficiency: {HV_FRACTION:.0%} of the final front's hypervolume "
+                      f"({eff.hypervolume:.4f}) after {eff.to_fraction:.1f} s of "
+                      f"{eff.total:.1f} s of tuning")
     configs = write_configs(run, chosen, out, db.path)
-    png = plot(db, run, out / "pareto.png")
+    png = plot(db, run, out / "pareto.png", chosen)
     evaluations = db.evaluations(run.id)
     failed = sum(not e.ok for e in evaluations)
-    console.print(f"{len(evaluations)} evaluations ({failed} failed) in {db.path}; "
+    console.print(f"{len(evaluations)} evaluations ({failed} failed) and "
+                  f"{len(db.confirmations(run.id))} confirmation repeats in {db.path}; "
                   f"wrote {', '.join(str(c) for c in configs)} and {png}")
     return chosen

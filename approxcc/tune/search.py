@@ -7,10 +7,10 @@ configuration whose accuracy (1 - loss) meets the budget. OpenTuner has no seed:
 and `numpy.random` are seeded before each search, so identical measurements give an
 identical search. Its own SQLite DB lives in the work folder (the results DB is separate).
 
-The technique is OpenTuner's default ensemble (AUCBanditMetaTechniqueA) with one change:
-its differential evolution picks parents from `set(population)`, whose order follows memory
-addresses; `_OrderedDifferentialEvolution` picks them in population order, which makes the
-ensemble deterministic under a seed.
+The technique is an AUC bandit (`AUCBanditMetaTechnique`) over OpenTuner's own
+evolutionary and simplex techniques: its default ensemble without differential evolution,
+plus pattern search. Differential evolution picks parents from `set(population)`, whose order
+follows memory addresses, so no seed would make it repeat a search.
 """
 
 from __future__ import annotations
@@ -41,39 +41,20 @@ TECHNIQUE = "approxcc-bandit"
 def _register_technique() -> None:
     from opentuner.search import technique
     from opentuner.search.bandittechniques import AUCBanditMetaTechnique
-    from opentuner.search.differentialevolution import DifferentialEvolutionAlt, PopulationMember
     from opentuner.search.evolutionarytechniques import (
         NormalGreedyMutation,
         UniformGreedyMutation,
     )
+    from opentuner.search.patternsearch import PatternSearch
     from opentuner.search.simplextechniques import RandomNelderMead
 
     if any(t.name == TECHNIQUE for t in technique.all_techniques()[0]):
         return
-
-    class _OrderedDifferentialEvolution(DifferentialEvolutionAlt):
-        def create_new_configuration(self, parent_pop_member: Any) -> Any:
-            cfg = self.manipulator.copy(parent_pop_member.config.data)
-            cfg_params = self.manipulator.proxy(cfg)
-            others = [m for m in self.population if m is not parent_pop_member]
-            if self.driver.best_result:
-                others += [PopulationMember(self.driver.best_result.configuration)] * \
-                    self.information_sharing
-            random.shuffle(others)
-            x1, x2, x3 = (m.config.data for m in others[:3])
-            use_f = random.random() / 2.0 + 0.5
-            params = self.manipulator.param_names(cfg, x1, x2, x3)
-            random.shuffle(params)
-            for i, k in enumerate(params):
-                if i < self.n_cross or random.random() < self.cr:
-                    cfg_params[k].op4_set_linear(x1, x2, x3, 1.0, use_f, -use_f)
-            return cfg
-
     technique.register(AUCBanditMetaTechnique([
-        _OrderedDifferentialEvolution(name="ordered-de"),
         UniformGreedyMutation(),
         NormalGreedyMutation(mutation_rate=0.3),
         RandomNelderMead(),
+        PatternSearch(),
     ], name=TECHNIQUE))
 
 

@@ -1,6 +1,6 @@
 """The knob space, read from the IR (approx.knob ops), and its encoding for OpenTuner.
 
-A configuration is the `knobs` object of a config file (spec/annotations.md): per knob
+A configuration is the `knobs` object of a config file (docs/config.md): per knob
 `{"value": v}` or, for a dynamic knob, `{"thresholds": [...], "decisions": [...]}`.
 
 Encoding (one OpenTuner parameter per degree of freedom, values by index so that
@@ -22,7 +22,7 @@ from typing import Any
 
 from xdsl.dialects.builtin import IntegerType, ModuleOp
 
-from approxcc.annotations import EXACT_VALUE
+from approxcc import registry
 from approxcc.dialect.approx import KnobOp
 
 MODES = ("static", "dynamic", "both")
@@ -37,19 +37,19 @@ class Knob:
     exact: int
     dynamic: bool = False
     thresholds: int = 0
-    range: tuple[int, int] = (0, 100)
+    range: tuple[int, int] = registry.DEFAULT_RANGE
     float_state: bool = False
     loc: str = ""
+    ordered: bool = True  # neighbouring values behave alike (the registry's KnobDomain)
 
     def default_thresholds(self) -> list[int | float]:
-        """Evenly spaced inside the range (what approx-emit-management uses)."""
+        """Evenly spaced inside the range: for an integer state exactly what
+        approx-emit-management and the runtime use (`registry.default_thresholds`)."""
         lo, hi = self.range
+        if not self.float_state:
+            return list(registry.default_thresholds(self.thresholds, lo, hi))
         step = (hi - lo) / (self.thresholds + 1)
-        points = [lo + step * (i + 1) for i in range(self.thresholds)]
-        if self.float_state:
-            return points
-        ints = [round(p) for p in points]
-        return [max(t, ints[i - 1] + 1) if i else t for i, t in enumerate(ints)]
+        return [lo + step * (i + 1) for i in range(self.thresholds)]
 
 
 @dataclass(frozen=True)
@@ -91,17 +91,22 @@ def knob_space(modules: list[ModuleOp]) -> KnobSpace:
             if not isinstance(op, KnobOp) or op.knob_name.data in knobs:
                 continue
             transform = op.transform_types.data[0].data
+            spec = registry.get(transform)
+            assert spec is not None  # verified: registered
             values_attr = op.param("values")
             values = tuple(a.value.data for a in values_attr.data) if values_attr else \
-                (EXACT_VALUE[transform],)
-            knob = Knob(op.knob_name.data, transform, values, EXACT_VALUE[transform],
-                        loc=op.loc.data if op.loc else "")
+                (spec.exact,)
+            knob = Knob(op.knob_name.data, transform, values, spec.exact,
+                        loc=op.loc.data if op.loc else "",
+                        ordered=spec.domain is None or spec.domain.ordered)
             if op.is_dynamic:
                 count = op.param("thresholds")
                 rng = op.param("range")
                 knob = replace(knob, dynamic=True,
-                               thresholds=count.value.data if count else 1,
-                               range=tuple(a.value.data for a in rng.data) if rng else (0, 100),
+                               thresholds=count.value.data if count
+                               else registry.DEFAULT_THRESHOLD_COUNT,
+                               range=tuple(a.value.data for a in rng.data) if rng
+                               else registry.DEFAULT_RANGE,
                                float_state=not isinstance(op.args[0].type, IntegerType))
             knobs[knob.name] = knob
     return KnobSpace(tuple(knobs.values()))
@@ -139,22 +144,27 @@ class Encoding:
         return self.dynamic and knob.dynamic
 
     def parameters(self) -> list[Any]:
-        from opentuner.search.manipulator import FloatParameter, IntegerParameter
+        from opentuner.search.manipulator import EnumParameter, FloatParameter, IntegerParameter
+
+        def choice(name: str, k: Knob) -> Any:
+            """An index into the knob's values: a range when they are ordered."""
+            top = len(k.values) - 1
+            return IntegerParameter(name, 0, top) if k.ordered \
+                else EnumParameter(name, list(range(top + 1)))
 
         params: list[Any] = []
         for k in self.space.knobs:
             top = len(k.values) - 1
             if not self._tree(k):
                 if top > 0:
-                    params.append(IntegerParameter(k.name, 0, top))
+                    params.append(choice(k.name, k))
                 continue
             lo, hi = k.range
             for i in range(k.thresholds):
                 params.append(FloatParameter(f"{k.name}.t{i}", lo, hi) if k.float_state
                               else IntegerParameter(f"{k.name}.t{i}", lo, hi - k.thresholds + 1))
             if top > 0:
-                params += [IntegerParameter(f"{k.name}.d{j}", 0, top)
-                           for j in range(k.thresholds + 1)]
+                params += [choice(f"{k.name}.d{j}", k) for j in range(k.thresholds + 1)]
         return params
 
     def decode(self, data: dict[str, Any]) -> KnobConfig:

@@ -1,16 +1,17 @@
 """`approxcc tune`: build once, measure the exact program, screen, search per budget,
-validate the front on held-out inputs, write the configurations and the report.
+confirm the candidates near each budget with interleaved repeats, measure the picks and the
+front on held-out inputs, write the configurations and the report.
 
-Every evaluation goes through `Tuner.evaluate_many`: answered from the results DB when the
-run already measured that configuration on those inputs, else measured (up to `parallel`
-at once, in threads each running its own subprocesses) and committed as it finishes.
+Measurements run on an `Engine` (this process, or Dask workers: `approxcc.tune.engine`); an
+evaluation is answered from the results DB when the run already measured that configuration
+on those inputs, else measured (as many at once as the engine has worker threads) and
+committed by this process as it finishes.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -21,16 +22,19 @@ from rich.live import Live
 from rich.table import Table
 
 from approxcc.diagnostics import CompileError
-from approxcc.tune import screening
-from approxcc.tune.application import Application, kill_running
+from approxcc.tune.application import Application
 from approxcc.tune.db import Evaluation, ResultsDB
-from approxcc.tune.measure import MIN_TIMEOUT, Measurement, Measurer
+from approxcc.tune.engine import Engine, Outcome, Task, engine
+from approxcc.tune.measure import MIN_TIMEOUT, Baseline, Measurement, Pair
 from approxcc.tune.pareto import front
+from approxcc.tune.picks import CANDIDATES, REPEATS, candidates, choose
+from approxcc.tune.screening import pruned_space, screening_configs, seeds
 from approxcc.tune.search import Search
 from approxcc.tune.space import KnobConfig, KnobSpace, canonical, config_hash
 
-MAX_VALIDATED = 16          # front points re-measured on the eval inputs (besides the picks)
+MAX_VALIDATED = 8           # front points measured once on the eval inputs (for the plot)
 MAX_IDLE_ANSWERS = 200      # consecutive answers from the DB before a search is exhausted
+EVAL_REPEATS = 3            # at most, per pick on the eval inputs (5× the inputs already)
 
 
 @dataclass
@@ -48,6 +52,9 @@ class TuneOptions:
     max_evals: int | None = None
     screening: bool = True
     metric: str = ""
+    cluster: str | None = None          # tcp://HOST:PORT of a running `dask scheduler`
+    confirm_repeats: int = REPEATS     # 0: pick from the single runs of the search
+    confirm_candidates: int = CANDIDATES
 
     def __post_init__(self) -> None:
         # Evaluations run in their own folders: paths given relative to here must stay valid.
@@ -79,7 +86,10 @@ class Tuner:
         self.work = options.out / "work"
         self.db = ResultsDB(options.db_path)
         self.progress = Progress(best={b: 1.0 for b in options.budgets})
-        self.measurer = Measurer(app, self.work, options.repeats)
+        self.engine: Engine | None = None
+        self.timeout = 60.0
+        self.clock_start = time.monotonic()
+        self.clock_offset = 0.0     # tuning seconds of the sessions before this one (--resume)
         self.run_id = 0
         self.baseline_time = 0.0
         self.golden: dict[str, list[str]] = {}
@@ -96,9 +106,22 @@ class Tuner:
             raise CompileError(f"{self.app.describe()}: no approx knobs to tune (annotate a "
                                f"loop, statement or function with #pragma approx)")
         self.start_run(space)
+        self.engine = engine(self.app, self.work, self.opts.parallel, self.opts.cluster)
+        try:
+            self.tune_all(space)
+        except BaseException:
+            self.engine.abort()
+            raise
+        finally:
+            self.engine.close()
+        return self.run_id
+
+    def tune_all(self, space: KnobSpace) -> None:
         self.progress.phase = "exact run"
-        base = self.measurer.baseline(self.app.tune_inputs)
-        self.measurer.timeout = self.opts.timeout or max(MIN_TIMEOUT, 10 * max(base.walls))
+        base = self.baseline("tune")
+        self.timeout = self.opts.timeout or max(MIN_TIMEOUT, 10 * max(base.walls))
+        self.clock_offset = self.db.elapsed(self.run_id)
+        self.clock_start = time.monotonic()
         stored = self.db.golden(self.run_id, "tune", self.app.tune_inputs)
         if stored is not None and stored != base.outputs:
             raise CompileError("the exact program's outputs changed since this run started: "
@@ -112,21 +135,33 @@ class Tuner:
         exact = space.exact_config()
         if self.db.lookup(self.run_id, exact, "tune") is None:
             self.db.record(self.run_id, exact, "tune", Measurement("ok", base.time, 0.0),
-                           budget=None, phase="baseline", mode="static", seed=self.opts.seed)
+                           budget=None, phase="baseline", mode="static", seed=self.opts.seed,
+                           elapsed=self.clock())
         with self.live_view():
             self.progress.deadline = time.monotonic() + self.opts.time_limit
             if self.opts.screening:
                 self.progress.phase = "screening"
-                configs = screening.screening_configs(space)
+                configs = screening_configs(space)
                 if self.opts.max_evals is not None:
                     configs = configs[:self.opts.max_evals // 2]
                 self.screened = len(configs)
                 self.evaluate_many(configs, "tune", phase="screening", mode="static",
                                    budget=None, deadline=self.progress.deadline)
             self.search_all(space)
+            if self.opts.confirm_repeats > 0:
+                self.confirm()
             self.progress.phase = "validation"
             self.validate()
-        return self.run_id
+
+    def clock(self) -> float:
+        """Seconds of tuning so far, over every session of the run."""
+        return self.clock_offset + time.monotonic() - self.clock_start
+
+    def baseline(self, inputs: str) -> Baseline:
+        assert self.engine is not None
+        result = self.engine.run(Task("baseline", inputs, repeats=self.opts.repeats)).result
+        assert isinstance(result, Baseline)
+        return result
 
     def start_run(self, space: KnobSpace) -> None:
         previous = self.db.latest_run(self.app.name) if self.opts.resume else None
@@ -162,13 +197,12 @@ class Tuner:
             deadline = now + max(0.0, self.progress.deadline - now) / left
             self.progress.phase = f"search {budget:.2%} {mode}"
             screened = self.db.evaluations(self.run_id, "tune")
-            sub = screening.pruned_space(space, screened, budget, mode) \
-                if self.opts.screening else space
-            seeds = [self.best_within(budget)] + (screening.seeds(space, screened, budget)
-                                                  if self.opts.screening else [])
+            sub = pruned_space(space, screened, budget, mode) if self.opts.screening else space
+            starts = [self.best_within(budget)] + (seeds(space, screened, budget)
+                                                   if self.opts.screening else [])
             search = Search(sub, mode, budget, seed=self.opts.seed + n, database=database,
-                            parallelism=self.opts.parallel,
-                            seeds=[s for s in seeds if s is not None],
+                            parallelism=self.capacity(),
+                            seeds=[s for s in starts if s is not None],
                             label=f"{self.app.name}-{budget}-{mode}-{n}")
             try:
                 self.drive(search, budget, mode, deadline, limit)
@@ -185,54 +219,80 @@ class Tuner:
         """Ask OpenTuner, measure, tell, until the search's time or its `limit` of new
         measurements (counting those a killed run of it already recorded) runs out.
         Configurations the run already measured are answered from the DB, for free."""
-        pending: dict[Future[Measurement], tuple[Any, KnobConfig]] = {}
+        assert self.engine is not None
+        pending: dict[Any, tuple[Any, KnobConfig]] = {}
         measured = sum(e.phase == "search" and e.budget == budget and e.mode == mode
                        for e in self.db.evaluations(self.run_id, "tune"))
         idle, empty_asks = 0, 0
-        with _pool(self.opts.parallel) as pool:
-            while True:
-                issuing = time.monotonic() < deadline and idle < MAX_IDLE_ANSWERS and \
-                    (limit is None or measured + len(pending) < limit)
-                while issuing and len(pending) < self.opts.parallel:
-                    got = search.ask()
-                    if got is None:
-                        empty_asks += 1
-                        break
-                    empty_asks = 0
-                    handle, config = got
-                    known = self.db.lookup(self.run_id, config, "tune")
-                    if known is None:
-                        idle = 0
-                        pending[pool.submit(self.measure, config, "tune")] = (handle, config)
-                        issuing = limit is None or measured + len(pending) < limit
-                        continue
-                    search.tell(handle, known.time, known.loss)
-                    idle += 1
-                    self.progress.cached += 1
-                    issuing = idle < MAX_IDLE_ANSWERS
-                if not pending:
-                    if not issuing or empty_asks > 3:
-                        return
+        while True:
+            issuing = time.monotonic() < deadline and idle < MAX_IDLE_ANSWERS and \
+                (limit is None or measured + len(pending) < limit)
+            while issuing and len(pending) < self.capacity():
+                got = search.ask()
+                if got is None:
+                    empty_asks += 1
+                    break
+                empty_asks = 0
+                handle, config = got
+                known = self.db.lookup(self.run_id, config, "tune")
+                if known is None:
+                    idle = 0
+                    pending[self.engine.submit(self.task(config, "tune"))] = (handle, config)
+                    issuing = limit is None or measured + len(pending) < limit
                     continue
-                done, _ = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
-                for fut in [f for f in pending if f in done]:   # in the order asked
-                    handle, config = pending.pop(fut)
-                    e = self.store(config, "tune", fut.result(), budget=budget,
-                                   phase="search", mode=mode)
-                    search.tell(handle, e.time if e.ok else None, e.loss if e.ok else None)
-                    measured += 1
-                self.refresh()
+                search.tell(handle, known.time, known.loss)
+                idle += 1
+                self.progress.cached += 1
+                issuing = idle < MAX_IDLE_ANSWERS
+            if not pending:
+                if not issuing or empty_asks > 3:
+                    return
+                continue
+            for fut in self.engine.done(pending, 0.25):   # in the order asked
+                handle, config = pending.pop(fut)
+                e = self.store(config, "tune", self.engine.outcome(fut), budget=budget,
+                               phase="search", mode=mode)
+                search.tell(handle, e.time if e.ok else None, e.loss if e.ok else None)
+                measured += 1
+            self.refresh()
 
     # -- evaluations ---------------------------------------------------------------------
 
-    def measure(self, config: KnobConfig, inputs: str) -> Measurement:
-        paths = self.app.tune_inputs if inputs == "tune" else self.app.eval_inputs
-        return self.measurer.measure(config, paths, self.golden[inputs])
+    def capacity(self) -> int:
+        assert self.engine is not None
+        return self.engine.capacity()
 
-    def store(self, config: KnobConfig, inputs: str, m: Measurement, *, budget: float | None,
-              phase: str, mode: str) -> Evaluation:
+    def task(self, config: KnobConfig, inputs: str, kind: str = "measure") -> Task:
+        return Task(kind, inputs, config, tuple(self.golden[inputs]), self.timeout,
+                    self.opts.repeats)
+
+    def stream(self, tasks: Iterable[tuple[Any, Task]], finished: Callable[[Any, Outcome], None],
+               deadline: float | None = None) -> None:
+        """Run `tasks` (key, task), as many at once as the engine takes, until done or past
+        `deadline`; `finished(key, outcome)` for each, in the order submitted."""
+        assert self.engine is not None
+        queue = iter(tasks)
+        pending: dict[Any, Any] = {}
+        while True:
+            while len(pending) < self.capacity() and \
+                    (deadline is None or time.monotonic() < deadline):
+                item = next(queue, None)
+                if item is None:
+                    break
+                pending[self.engine.submit(item[1])] = item[0]
+            if not pending:
+                return
+            for fut in self.engine.done(pending, 0.25):
+                finished(pending.pop(fut), self.engine.outcome(fut))
+            self.refresh()
+
+    def store(self, config: KnobConfig, inputs: str, outcome: Outcome, *,
+              budget: float | None, phase: str, mode: str) -> Evaluation:
+        m = outcome.result
+        assert isinstance(m, Measurement)
         e = self.db.record(self.run_id, config, inputs, m, budget=budget, phase=phase,
-                           mode=mode, seed=self.opts.seed)
+                           mode=mode, seed=self.opts.seed, elapsed=self.clock(),
+                           worker=outcome.worker)
         self.progress.new += 1
         self.progress.failed += not e.ok
         if e.ok and inputs == "tune" and e.time:
@@ -254,47 +314,67 @@ class Tuner:
                 self.progress.cached += 1
             elif all(config_hash(c) != config_hash(t) for t in todo):
                 todo.append(c)
-        with _pool(self.opts.parallel) as pool:
-            queue = iter(todo)
-            pending: dict[Future[Measurement], KnobConfig] = {}
-            while True:
-                while len(pending) < self.opts.parallel and \
-                        (deadline is None or time.monotonic() < deadline):
-                    c = next(queue, None)
-                    if c is None:
-                        break
-                    pending[pool.submit(self.measure, c, inputs)] = c
-                if not pending:
-                    break
-                done, _ = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
-                for fut in [f for f in pending if f in done]:
-                    c = pending.pop(fut)
-                    e = self.store(c, inputs, fut.result(), budget=budget, phase=phase,
-                                   mode=mode)
-                    results[e.hash] = e
-                self.refresh()
+
+        def finished(c: KnobConfig, outcome: Outcome) -> None:
+            e = self.store(c, inputs, outcome, budget=budget, phase=phase, mode=mode)
+            results[e.hash] = e
+
+        self.stream(((c, self.task(c, inputs)) for c in todo), finished, deadline)
         return [results[config_hash(c)] for c in map(canonical, configs)
                 if config_hash(c) in results]
 
     # -- validation on the held-out inputs -------------------------------------------------
 
-    def validate(self) -> None:
-        """Exact run on the eval inputs, then the picks and the front re-measured there."""
-        base = self.measurer.baseline(self.app.eval_inputs)
+    def eval_golden(self) -> None:
+        """The exact run on the eval inputs (once per run)."""
+        if "eval" in self.golden:
+            return
+        base = self.baseline("eval")
         stored = self.db.golden(self.run_id, "eval", self.app.eval_inputs)
         if stored is None:
             self.db.set_golden(self.run_id, "eval", self.app.eval_inputs, base.outputs)
             self.db.set_baseline(self.run_id, "eval", base.time)
         self.golden["eval"] = base.outputs
+
+    def confirm(self) -> None:
+        """The candidates near each budget, repeated interleaved with the exact program on
+        the tuning inputs; then the picks that come out of it, the same on the eval inputs."""
+        self.progress.phase = "confirmation"
+        points = self.db.evaluations(self.run_id, "tune")
+        self.pairs(candidates(points, self.opts.budgets, self.opts.confirm_candidates),
+                   "tune", self.opts.confirm_repeats)
+        chosen = choose(self.opts.budgets, points,
+                              self.db.confirmations(self.run_id, "tune"), [])
+        self.eval_golden()
+        configs = list({p.hash: p.config for p in chosen}.values())
+        self.pairs(configs, "eval", min(EVAL_REPEATS, self.opts.confirm_repeats))
+
+    def pairs(self, configs: list[KnobConfig], inputs: str, repeats: int) -> None:
+        """`repeats` interleaved repeats of each configuration (round robin, so drift over
+        time hits every candidate alike), skipping those the run already has."""
+        have = {(c.hash, c.repeat) for c in self.db.confirmations(self.run_id, inputs)}
+        todo = [((c, r), self.task(c, inputs, "pair")) for r in range(repeats)
+                for c in configs if (config_hash(c), r) not in have]
+
+        def finished(key: tuple[KnobConfig, int], outcome: Outcome) -> None:
+            assert isinstance(outcome.result, Pair)
+            self.db.record_pair(self.run_id, key[0], inputs, key[1], outcome.result,
+                                outcome.worker)
+            self.progress.new += 1
+
+        self.stream(todo, finished)
+
+    def validate(self) -> None:
+        """The front measured once on the eval inputs (the plot's eval front; the picks
+        have their confirmations there)."""
+        self.eval_golden()
         points = [e for e in self.db.evaluations(self.run_id, "tune") if e.ok]
-        picks = [c for c in (self.best_within(b) for b in self.opts.budgets) if c is not None]
         pareto = front(points, key=lambda e: (e.time, e.loss))
         if len(pareto) > MAX_VALIDATED:
             step = (len(pareto) - 1) / (MAX_VALIDATED - 1)
             pareto = [pareto[round(i * step)] for i in range(MAX_VALIDATED)]
-        configs = picks + [e.config for e in pareto]
-        self.evaluate_many(configs, "eval", phase="validation", mode="-", budget=None,
-                           deadline=None)
+        self.evaluate_many([e.config for e in pareto], "eval", phase="validation", mode="-",
+                           budget=None, deadline=None)
 
     # -- live view -------------------------------------------------------------------------
 
@@ -324,20 +404,6 @@ class Tuner:
                 yield
             finally:
                 self.live = None
-
-
-@contextmanager
-def _pool(workers: int) -> Iterator[ThreadPoolExecutor]:
-    """Threads for evaluations; on Ctrl-C (or any error) the runs in flight are killed
-    instead of waited for, and nothing more is recorded."""
-    pool = ThreadPoolExecutor(workers)
-    try:
-        yield pool
-    except BaseException:
-        kill_running()
-        pool.shutdown(wait=True, cancel_futures=True)
-        raise
-    pool.shutdown(wait=True)
 
 
 def tune(app: Application, options: TuneOptions, console: Console | None = None,

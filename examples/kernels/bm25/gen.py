@@ -3,7 +3,7 @@
     python examples/kernels/bm25/gen.py                 # full: 10,033 docs, 400/2,000 queries
     python examples/kernels/bm25/gen.py --small --out /tmp/bm25   # tests: 600 docs, 40/200
 
-Corpus: the summaries (`extract`) of `approxcc.data.wiki`, tokenised as lowercase [a-z0-9]+
+Corpus: the summaries (`extract`) of `workloads.data.wiki`, tokenised as lowercase [a-z0-9]+
 runs (no stemming, no stop list: common words are exactly what the term knobs learn to
 skip). `corpus.bin` (little-endian int32/float32):
 
@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from approxcc.data import wiki
+from workloads.data import wiki
 
 HERE = Path(__file__).resolve().parent
 _WORD = re.compile(r"[a-z0-9]+")

@@ -3,7 +3,7 @@
     python examples/kernels/kb/gen.py                  # full: 10,033 docs, 300/1,500 queries
     python examples/kernels/kb/gen.py --small --out /tmp/kb    # tests: 200 docs, 20/100
 
-Documents are the MiniLM-L6 embeddings (`approxcc.data.minilm`, cached under
+Documents are the MiniLM-L6 embeddings (`workloads.data.minilm`, cached under
 ~/.cache/approxcc) of the summaries; queries those of the descriptions (query i's one
 relevant document is summary i). Prepared here, once, for the knobs of kb.c:
 
@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from approxcc.data import minilm, wiki
+from workloads.data import minilm, wiki
 
 HERE = Path(__file__).resolve().parent
 STRIDES = (1, 2, 4, 8)

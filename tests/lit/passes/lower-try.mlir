@@ -1,5 +1,6 @@
 // RUN: %approxcc opt %s --pass-pipeline=approx-lower-try --split-input-file | FileCheck %s
 // RUN: %approxcc opt %s --pass-pipeline=approx-lower-try,approx-emit-management,approx-transform --split-input-file | FileCheck %s --check-prefix=FLAG
+// RUN: %approxcc opt %s --pass-pipeline=approx-lower-try --split-input-file 2>%t.err >/dev/null; FileCheck %s --check-prefix=WARN --input-file=%t.err
 
 // recover(exact): the check moves after the knob (block arguments → knob operands: the check
 // uses the function's arguments), and a clone of the exact target runs when it fails. A knob
@@ -104,5 +105,65 @@ func.func @call(%out: memref<?xf32>, %n: index) {
     }) : () -> ()
     "approx.yield"() : () -> ()
   }) : (memref<?xf32>, index) -> ()
+  func.return
+}
+
+// -----
+
+// recover(exact) restores what the target wrote before the exact re-run: a scalar slot as an
+// SSA value, a local array through a shadow slot at function entry, a local struct and a
+// global (bounded `llvm` objects) with llvm.memcpy from a shadow slot / shadow global. A
+// store through a pointer argument cannot be bounded: a warning at the knob names it.
+// CHECK-LABEL: func.func @state
+// CHECK-SAME:    (%[[OUT:.*]]: memref<?xi32>, %[[N:.*]]: index)
+// CHECK:         %[[SHADOW_ACC:.*]] = llvm.alloca {{.*}} x !llvm.struct<(i32, f64)>
+// CHECK:         %[[SHADOW_HIST:.*]] = memref.alloca() : memref<4xi32>
+// CHECK:         %[[COUNT:.*]] = memref.alloca() : memref<i32>
+// CHECK:         %[[HIST:.*]] = memref.alloca() : memref<4xi32>
+// CHECK:         %[[ACC:.*]] = llvm.alloca
+// CHECK:         %[[TOTAL:.*]] = llvm.mlir.addressof @total
+// CHECK:         %[[SAVED:.*]] = memref.load %[[COUNT]][] : memref<i32>
+// CHECK:         "memref.copy"(%[[HIST]], %[[SHADOW_HIST]])
+// CHECK:         llvm.call_intrinsic "llvm.memcpy.p0.p0.i64"(%[[SHADOW_ACC]], %[[ACC]],
+// CHECK:         %[[SHADOW_TOTAL:.*]] = llvm.mlir.addressof @__approx_checkpoint_bump_3
+// CHECK:         llvm.call_intrinsic "llvm.memcpy.p0.p0.i64"(%[[SHADOW_TOTAL]], %[[TOTAL]],
+// CHECK:         approx.knob "bump"
+// CHECK:         scf.if
+// CHECK:           scf.if
+// CHECK-NEXT:        memref.store %[[SAVED]], %[[COUNT]][] : memref<i32>
+// CHECK-NEXT:        "memref.copy"(%[[SHADOW_HIST]], %[[HIST]])
+// CHECK:             llvm.call_intrinsic "llvm.memcpy.p0.p0.i64"(%[[ACC]], %[[SHADOW_ACC]],
+// CHECK:             llvm.call_intrinsic "llvm.memcpy.p0.p0.i64"(%[[TOTAL]], %[[SHADOW_TOTAL]],
+// CHECK:             scf.for
+// CHECK:         llvm.mlir.global internal @__approx_checkpoint_bump_3() {{.*}} : i32
+// WARN: k.c:7:18: warning: knob 'bump': recover(exact) cannot restore memory written through argument 1 of 'state' (memref.store); the exact re-run starts from what the approximate run left there [-Wapprox-recover]
+// WARN-NOT: warning
+llvm.mlir.global external @total(0 : i32) {addr_space = 0 : i32} : i32
+func.func private @reject() -> i1
+func.func @state(%out: memref<?xi32>, %n: index) {
+  %count = memref.alloca() : memref<i32>
+  %hist = memref.alloca() : memref<4xi32>
+  %one = llvm.mlir.constant(1 : i64) : i64
+  %acc = llvm.alloca %one x !llvm.struct<(i32, f64)> {alignment = 8 : i64} : (i64) -> !llvm.ptr
+  "approx.knob"(%count, %hist, %acc, %out, %n) <{id = 0 : i64, name = "bump", transform_types = ["loop_perforate"], params = {target = "loop", values = [1, 2]}}> ({
+  ^bb0(%c: memref<i32>, %h: memref<4xi32>, %a: !llvm.ptr, %o: memref<?xi32>, %t: index):
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %v = arith.constant 1 : i32
+    scf.for %k = %c0 to %t step %c1 {
+      memref.store %v, %c[] : memref<i32>
+      memref.store %v, %h[%c0] : memref<4xi32>
+      llvm.store %v, %a : i32, !llvm.ptr
+      %g = llvm.mlir.addressof @total : !llvm.ptr
+      llvm.store %v, %g : i32, !llvm.ptr
+      memref.store %v, %o[%k] : memref<?xi32>
+    }
+    "approx.try"() <{recover = "exact"}> ({
+      %ok = func.call @reject() : () -> i1
+      "approx.yield"(%ok) : (i1) -> ()
+    }, {
+    }) : () -> ()
+    "approx.yield"() : () -> ()
+  }) {loc = "k.c:7:18"} : (memref<i32>, memref<4xi32>, !llvm.ptr, memref<?xi32>, index) -> ()
   func.return
 }

@@ -1,0 +1,261 @@
+"""The ML half in the approx dialect: StableHLO functions wrapped in `approx.knob` ops.
+
+`approx_module(program)` exports every decorated function's exact computation with
+`jax.export` (weights as arguments), parses the StableHLO into xDSL (StableHLO ops stay
+unregistered, generic form) and wraps it in one public function per decorated function:
+
+    func.func public @decode_step(%w0: tensor<...>, ..., %tokens: tensor<1x16xi32>,
+                                  %pos: tensor<i32>, %retrieval_score: f32 {approx.state = ...}) {
+      %r = approx.knob "llm" id 0 [func_substitute] (%retrieval_score, %w0, ...) params {...} {
+        %r1 = approx.knob "llm_precision" id 1 [precision] (...) params {...} {
+          %y = func.call @decode_step.exact(...)          // the StableHLO of the exact function
+          approx.yield %y
+        }
+        approx.yield %r1
+      }
+      func.return %r
+    }
+    func.func private @decode_step.exact(...) attributes {approx.variant_of = "decode_step",
+                                                          approx.choice = {...}}
+
+Knobs nest in decorator order (the top decorator outermost); `values` are the knob's config
+values; a dynamic knob's state is an `f32` argument of the public function (the runtime
+computes it on the host from the registered state function). The ML passes (`ml/passes.py`)
+add variant functions beside `@F.exact` and list them in each knob's `params.variants`.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.arith import Arith
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    Builtin,
+    DictionaryAttr,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
+    TensorType,
+    UnitAttr,
+    bf16,
+    f16,
+    f32,
+    i1,
+    i8,
+    i32,
+    i64,
+)
+from xdsl.dialects.scf import Scf
+from xdsl.ir import Attribute, Block, Region
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+from approxcc.dialect import Approx, YieldOp, make_knob, verify_knobs
+from approxcc.ml.approx import Knob
+from approxcc.ml.program import MLFunction, MLProgram
+
+SOURCE_ATTR = "approx.ml_source"      # on the module: the Python file
+FUNCTION_ATTR = "approx.ml_function"  # on a public function: its decorated function
+VARIANT_OF = "approx.variant_of"      # on a variant function: its decorated function
+CHOICE_ATTR = "approx.choice"         # on a variant function: knob name -> config value
+KEPT_ATTR = "approx.kept_args"        # indices of (weights..., inputs...) it takes
+STATE_ATTR = "approx.state"           # on the state argument of a dynamic knob
+
+
+def ml_context() -> Context:
+    """The approx dialect beside unregistered StableHLO ops (printed in generic form)."""
+    ctx = Context(allow_unregistered=True)
+    for dialect in (Builtin, func.Func, Arith, Scf, Approx):
+        ctx.load_dialect(dialect)
+    return ctx
+
+
+@dataclass(frozen=True)
+class ExportedVariant:
+    text: str                   # StableHLO, generic form, jax's `@main` and its callees
+    stored: list[Any]           # the weight arrays the variant takes (before kept filtering)
+    kept: list[int]             # indices into (stored..., inputs...) of @main's arguments
+
+
+def exact_choice(fn: MLFunction) -> dict[str, int | None]:
+    from approxcc.ml.transforms import exact_value
+
+    return {k.name: exact_value(k, fn.weights) for k in fn.afn.knobs}
+
+
+def export_variant(fn: MLFunction, choice: Mapping[str, int | None]) -> ExportedVariant:
+    """The StableHLO of one variant (`make_variant`), exported by jax with its weights as
+    arguments."""
+    return _export(fn, tuple(sorted(choice.items())))
+
+
+@functools.lru_cache(maxsize=256)
+def _export(fn: MLFunction, choice: tuple[tuple[str, int | None], ...]) -> ExportedVariant:
+    import jax
+    import numpy as np
+    from jax._src.interpreters import mlir as jax_mlir
+    from jax._src.lib.mlir import ir as jax_ir
+
+    from approxcc.ml.transforms import make_variant
+
+    variant = make_variant(fn.afn, fn.weights, fn.inputs, dict(choice))
+    structs = [jax.ShapeDtypeStruct(np.shape(a), a.dtype) for a in variant.stored]
+    in_structs = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in fn.inputs]
+    exported = jax.export.export(jax.jit(variant.fn))(structs, *in_structs)
+    # xDSL parses the generic form of unregistered (StableHLO) ops only.
+    with jax_mlir.make_ir_context():
+        parsed = jax_ir.Module.parse(exported.mlir_module())
+        text = parsed.operation.get_asm(print_generic_op_form=True, enable_debug_info=False)
+    return ExportedVariant(text, list(variant.stored), list(exported.module_kept_var_idx))
+
+
+def variant_name(fn: MLFunction, choice: Mapping[str, int | None]) -> str:
+    """`F.exact`, or `F.knob=value,...` over the knobs that are not exact."""
+    exact = exact_choice(fn)
+    parts = [f"{k}={v}" for k, v in choice.items() if v != exact.get(k)]
+    return f"{fn.name}.{','.join(parts) or 'exact'}"
+
+
+def add_variant(module: ModuleOp, fn: MLFunction, choice: Mapping[str, int | None]
+                ) -> func.FuncOp:
+    """Adds the variant's StableHLO as private functions of `module` (jax's `@main` becomes
+    `@<variant_name>`, its callees `@<variant_name>.<callee>`), returns the variant."""
+    name = variant_name(fn, choice)
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.sym_name.data == name:
+            return op
+    exported = export_variant(fn, choice)
+    jax_module = parse_ir(exported.text, f"<{name}>")
+    funcs = [op for op in jax_module.ops if isinstance(op, func.FuncOp)]
+    renamed = {f.sym_name.data: name if f.sym_name.data == "main"
+               else f"{name}.{f.sym_name.data}" for f in funcs}
+    main: func.FuncOp | None = None
+    for f in funcs:
+        f.detach()
+        f.sym_name = StringAttr(renamed[f.sym_name.data])
+        f.sym_visibility = StringAttr("private")
+        for op in f.walk():
+            if isinstance(op, func.CallOp) and op.callee.root_reference.data in renamed:
+                op.callee = SymbolRefAttr(renamed[op.callee.root_reference.data])
+        if f.sym_name.data == name:
+            main = f
+            f.res_attrs = None
+            f.attributes[VARIANT_OF] = StringAttr(fn.name)
+            f.attributes[CHOICE_ATTR] = DictionaryAttr(
+                {k: IntegerAttr(v, i64) for k, v in choice.items() if v is not None})
+            f.attributes[KEPT_ATTR] = ArrayAttr([IntegerAttr(i, i64) for i in exported.kept])
+        module.body.block.add_op(f)
+    assert main is not None
+    return main
+
+
+def approx_module(program: MLProgram) -> ModuleOp:
+    """Every decorated function of `program` as approx knobs around its exact StableHLO."""
+    module = ModuleOp([], attributes={SOURCE_ATTR: StringAttr(str(program.path.resolve()))})
+    knob_id = 0
+    for fn in program.functions.values():
+        exact = add_variant(module, fn, exact_choice(fn))
+        knob_id = _add_entry(module, fn, exact, knob_id)
+    verify(module)
+    return module
+
+
+def _add_entry(module: ModuleOp, fn: MLFunction, exact: func.FuncOp, knob_id: int) -> int:
+    """The public function of `fn`: its knobs, innermost a call of the exact variant."""
+    exported = export_variant(fn, exact_choice(fn))
+    n_w = len(exported.stored)
+    arg_types = [*exact_signature(exported, fn)]
+    states = [k for k in fn.afn.knobs if k.state is not None]
+    entry = Block(arg_types=[*arg_types, *([f32] * len(states))])
+    body = Block()
+    inner = func.CallOp(exact.sym_name.data, [entry.args[i] for i in exported.kept],
+                        exact.function_type.outputs.data)
+    body.add_ops([inner, YieldOp(*inner.results)])
+    state_of = {k.name: entry.args[len(arg_types) + i] for i, k in enumerate(states)}
+    knobs = list(fn.afn.knobs)
+    ids = {k.name: knob_id + i for i, k in enumerate(knobs)}
+    for k in reversed(knobs):
+        leading = [state_of[k.name]] if k.name in state_of else []
+        op = make_knob(k.name, ids[k.name], k.transform, knob_params(k), body, str(k.loc),
+                       leading)
+        body = Block()
+        body.add_ops([op, YieldOp(*op.results)])
+    outer = list(body.ops)[0]
+    outer.detach()
+    entry.add_ops([outer, func.ReturnOp(*outer.results)])
+    arg_attrs = [DictionaryAttr({}) for _ in range(n_w + len(fn.inputs))] + [
+        DictionaryAttr({STATE_ATTR: StringAttr(k.state or "")}) for k in states]
+    public = func.FuncOp(fn.name, (entry.arg_types, exact.function_type.outputs.data),
+                         Region(entry), arg_attrs=ArrayAttr(arg_attrs))
+    public.attributes[FUNCTION_ATTR] = StringAttr(fn.name)
+    module.body.block.insert_op_before(public, exact)
+    return knob_id + len(knobs)
+
+
+def exact_signature(exported: ExportedVariant, fn: MLFunction) -> list[Attribute]:
+    """The tensor types of (weights..., inputs...) of the exact variant."""
+    return [tensor_type(a) for a in (*exported.stored, *fn.inputs)]
+
+
+_ELEMENT = {"float32": f32, "bfloat16": bf16, "float16": f16, "int32": i32, "int8": i8,
+            "bool": i1}
+
+
+def tensor_type(a: Any) -> TensorType:
+    import numpy as np
+
+    return TensorType(_ELEMENT[str(a.dtype)], list(np.shape(a)))
+
+
+def knob_params(k: Knob) -> DictionaryAttr:
+    params: dict[str, Attribute] = {
+        "target": StringAttr("function"),
+        "values": ArrayAttr([IntegerAttr(v, i64) for v in k.domain]),
+    }
+    if k.state is not None:
+        params["dynamic"] = UnitAttr()
+        params["thresholds"] = IntegerAttr(k.thresholds, i64)
+        params["range"] = ArrayAttr([IntegerAttr(int(x), i64) for x in k.range])
+    return DictionaryAttr(params)
+
+
+def parse_ir(text: str, name: str) -> ModuleOp:
+    try:
+        return Parser(ml_context(), text, name).parse_module()
+    except Exception as err:  # jax printed it: failing to read it back is our bug
+        raise RuntimeError(f"cannot read the StableHLO of {name}: {err}") from None
+
+
+def verify(module: ModuleOp) -> None:
+    """Verifies the approx ops and the functions holding them. Not jax's StableHLO: xDSL
+    treats every unregistered op as a possible symbol table, so a `func.call` inside a
+    `stablehlo.while` would not resolve (jax verified that code when it exported it)."""
+    verify_knobs(module)
+    try:
+        for op in module.ops:
+            if FUNCTION_ATTR in op.attributes:
+                op.verify()
+    except VerifyException as err:
+        raise RuntimeError(f"invalid approx IR: {err}") from None
+
+
+def print_ir(module: ModuleOp) -> str:
+    out = io.StringIO()
+    Printer(stream=out).print_op(module)
+    return f"{out.getvalue()}\n"
+
+
+def emit_approx_mlir(path: str) -> str:
+    """`approxcc -S -emit-mlir model.py`: the program's approx IR, printed."""
+    from approxcc.ml.program import load_program
+
+    return print_ir(approx_module(load_program(path)))

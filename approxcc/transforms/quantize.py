@@ -1,0 +1,31 @@
+"""quantize (ML only): integer weights (and, for w8a8, activations) in a variant.
+
+`int8`/`int4` store weight matrices per output channel, `-gN` in groups of N rows, with
+float scales; `w8a8` also quantises activations per row and multiplies in integer.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from approxcc.registry import MLKnob, TransformSpec, register
+
+QUANT_SCHEME = re.compile(r"none|w8a8|int(?P<bits>8|4)(?:-g(?P<group>[1-9][0-9]*))?")
+
+
+def _label(v: Any) -> str | None:
+    ok = isinstance(v, str) and QUANT_SCHEME.fullmatch(v)
+    return None if ok else "is not none, w8a8, int8, int4, int8-gN or int4-gN"
+
+
+register(TransformSpec(
+    name="quantize",
+    summary="store weights as int8/int4 with scales (weight-only or w8a8)",
+    value_meaning="the quantisation scheme",
+    exact=0,
+    ml=MLKnob(defaults=("none", "int8", "int4-g32", "w8a8"), check=_label, exact="none",
+              meaning="`none`, `int8`, `int4`, `int8-gN`, `int4-gN` (groups of N rows) or "
+                      "`w8a8`"),
+    module=__name__,
+))

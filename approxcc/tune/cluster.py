@@ -1,0 +1,211 @@
+"""Evaluations on Dask: a `LocalCluster` for `parallel=N`, or a running scheduler.
+
+`parallel=N` starts a `distributed.LocalCluster` of N worker processes with one thread each;
+`cluster="tcp://HOST:PORT"` uses the workers of a running `dask scheduler`, on any machines.
+
+Workers get what runs read by value, not through a shared filesystem: the application
+(pickled) and its `files()` (a C program's tunable binary and inputs) travel in one worker
+plugin named by their content hash. The scheduler hands it to every worker, one that joins
+later included, which unpacks it once into its local directory; `Application.relocate()`
+points the runs there. Workers must run the approxcc version of the tuner (checked on
+connecting).
+
+Faults: when a worker dies mid-evaluation the scheduler runs the task on another one (up to
+`distributed.scheduler.allowed-failures` times; after that the evaluation is recorded as
+failed, "worker lost"). When the scheduler goes away, or no worker is left for
+`NO_WORKERS_WAIT` seconds, the tuner stops with an error; what finished is in the DB and
+`--resume` continues.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import logging
+import os
+import tarfile
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from distributed import Client, KilledWorker, LocalCluster, WorkerPlugin, get_worker, wait
+
+from approxcc import __version__
+from approxcc.diagnostics import CompileError
+from approxcc.tune.application import Application, kill_running
+from approxcc.tune.engine import Engine, Outcome, Task, execute, failed
+from approxcc.tune.measure import FAILED, Measurement
+
+NO_WORKERS_WAIT = 60.0      # seconds a cluster may have no worker before the tuner gives up
+CONNECT_TIMEOUT = 10.0      # seconds to reach a scheduler
+CAPACITY_REFRESH = 1.0      # seconds between looks at the cluster's worker threads
+
+_HERE: dict[str, tuple[Application, Path]] = {}   # on a worker: bundle digest → app, folder
+
+
+def _pack(files: list[Path]) -> tuple[bytes, str]:
+    """The files as a tar archive (names: their index and file name) and its content hash."""
+    digest = hashlib.sha256()
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for i, path in enumerate(files):
+            data = path.read_bytes()
+            digest.update(f"{i}:{path.name}:{len(data)}:{os.access(path, os.X_OK)}".encode())
+            digest.update(data)
+            info = tarfile.TarInfo(f"{i}-{path.name}")
+            info.size = len(data)
+            info.mode = path.stat().st_mode & 0o777
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue(), digest.hexdigest()[:16]
+
+
+class Bundle(WorkerPlugin):
+    """Worker plugin: the application and its files, unpacked once per worker."""
+
+    idempotent = True   # registered again (a resumed run): nothing to do
+
+    def __init__(self, app: Application, files: list[str], archive: bytes, digest: str):
+        self.app = app
+        self.files = files
+        self.archive = archive
+        self.digest = digest
+
+    def setup(self, worker: Any) -> None:
+        folder = Path(worker.local_directory) / f"approxcc-{self.digest}"
+        if not folder.is_dir():
+            partial = folder.with_name(folder.name + f".{os.getpid()}.partial")
+            with tarfile.open(fileobj=io.BytesIO(self.archive)) as tar:
+                tar.extractall(partial, filter="data")
+            with contextlib.suppress(OSError):   # another process of this worker won
+                partial.rename(folder)
+        moved = {f: folder / f"{i}-{Path(f).name}" for i, f in enumerate(self.files)}
+        _HERE[self.digest] = (self.app.relocate(moved), folder)
+
+    def teardown(self, worker: Any) -> None:
+        _HERE.pop(self.digest, None)
+
+
+def _remote(digest: str, task: Task) -> Outcome:
+    """The task on a worker."""
+    address = get_worker().address
+    app, folder = _HERE[digest]
+    try:
+        return Outcome(execute(app, task, folder / "runs"), address)
+    except CompileError as err:
+        return Outcome(Measurement(FAILED), address, err.diagnostic.message)
+
+
+def _worker_version() -> str:
+    return __version__
+
+
+class Dask(Engine):
+    """A LocalCluster of `workers` processes, or the scheduler at `address`."""
+
+    def __init__(self, app: Application, *, address: str | None = None, workers: int = 1):
+        self.address = address or "a local cluster"
+        self.cluster = None
+        self.tasks: dict[Any, Task] = {}
+        self.no_workers_since: float | None = None
+        self._capacity, self._capacity_at = 1, 0.0
+        if address:
+            try:
+                self.client = Client(address, timeout=CONNECT_TIMEOUT)
+            except (OSError, TimeoutError) as err:
+                raise CompileError(f"--cluster: cannot reach a Dask scheduler at '{address}': "
+                                   f"{err}") from None
+        else:
+            self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1,
+                                        processes=True, dashboard_address=None,
+                                        silence_logs=logging.ERROR)
+            self.client = Client(self.cluster)
+        try:
+            self.client.wait_for_workers(1, timeout=NO_WORKERS_WAIT)
+        except TimeoutError:
+            self.close()
+            raise CompileError(f"no Dask worker joined the scheduler at {self.address} within "
+                               f"{NO_WORKERS_WAIT:.0f} s (start some with `dask worker "
+                               f"{address}`)") from None
+        found = self.client.run(_worker_version)
+        if wrong := {w: v for w, v in found.items() if v != __version__}:
+            self.close()
+            worker, version = next(iter(wrong.items()))
+            raise CompileError(f"Dask worker {worker} runs approxcc {version}, the tuner "
+                               f"{__version__}: install the same version on every worker")
+        files = app.files()
+        archive, digest = _pack(files)
+        self.digest = digest
+        self.client.register_plugin(Bundle(app, [str(f) for f in files], archive, digest),
+                                    name=f"approxcc-{digest}")
+
+    def capacity(self) -> int:
+        now = time.monotonic()
+        if now - self._capacity_at >= CAPACITY_REFRESH:
+            self._capacity_at = now
+            workers = self._workers()
+            self._capacity = max(1, sum(w.get("nthreads", 1) for w in workers.values()))
+            if workers:
+                self.no_workers_since = None
+            elif self.no_workers_since is None:
+                self.no_workers_since = now
+            elif now - self.no_workers_since > NO_WORKERS_WAIT:
+                raise CompileError(f"no Dask worker left at {self.address} for "
+                                   f"{NO_WORKERS_WAIT:.0f} s; finished evaluations are in the "
+                                   f"results DB (continue with --resume)")
+        return self._capacity
+
+    def _workers(self) -> dict[str, Any]:
+        if self.client.status != "running":
+            raise self._lost()
+        try:
+            return self.client.scheduler_info(n_workers=-1)["workers"]
+        except (OSError, TimeoutError):
+            raise self._lost() from None
+
+    def _lost(self) -> CompileError:
+        return CompileError(f"lost the Dask scheduler at {self.address}: the evaluations in "
+                            f"flight are not recorded; finished ones are in the results DB "
+                            f"(continue with --resume)")
+
+    def submit(self, task: Task) -> Any:
+        fut = self.client.submit(_remote, self.digest, task, pure=False)
+        self.tasks[fut] = task
+        return fut
+
+    def done(self, pending: Iterable[Any], timeout: float) -> list[Any]:
+        pending = list(pending)
+        with contextlib.suppress(TimeoutError):
+            wait(pending, timeout=timeout, return_when="FIRST_COMPLETED")
+        self.capacity()   # notices a cluster without workers, or without a scheduler
+        return [f for f in pending if f.done()]
+
+    def outcome(self, handle: Any) -> Outcome:
+        task = self.tasks.pop(handle)
+        if handle.status == "finished":
+            out: Outcome = handle.result()
+        elif handle.status == "error":
+            err = handle.exception()
+            if not isinstance(err, KilledWorker):
+                raise CompileError(f"a Dask worker cannot run evaluations: "
+                                   f"{type(err).__name__}: {err}")
+            out = Outcome(failed(task, "worker lost: every worker that ran it died"))
+        else:   # cancelled: we never cancel, the scheduler went away
+            raise self._lost()
+        if out.error:
+            raise CompileError(out.error)
+        return out
+
+    def abort(self) -> None:
+        super().abort()
+        with contextlib.suppress(Exception):   # best effort: the cluster may be gone
+            self.client.cancel(list(self.tasks))
+            self.client.run(kill_running)
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.client.close()
+        if self.cluster is not None:
+            with contextlib.suppress(Exception):
+                self.cluster.close()

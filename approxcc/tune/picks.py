@@ -1,0 +1,142 @@
+"""Noise-aware picks: which configurations to confirm per budget, and the pick among them.
+
+A search measures each configuration once, on a machine other people share, and the budget
+must hold on inputs the tuner never saw. So, per budget:
+
+1. *Candidates*: points of the tuning front within the budget: the fastest ones whose
+   single-run loss plus its margin (below) is within the budget, and the fastest of all.
+2. *Confirmation*: each candidate is re-measured `repeats` times, every repeat running the
+   exact program and the candidate alternately on each input (`Measurer.pair`); the speedup of
+   a repeat is its exact time over its candidate time. Median and IQR summarise them.
+3. *The pick*: the candidate with the largest median speedup whose loss *bound* is within the
+   budget. The bound is the upper quartile of the repeats' losses plus the standard error of
+   the mean per-input loss (its spread over the tuning inputs / √n): a new input set of the
+   same kind lands that far from the tuning loss by chance alone.
+
+Every pick is then confirmed the same way on the eval inputs; the report flags a pick whose
+median eval loss exceeds its budget.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from approxcc.tune.db import Confirmation, Evaluation
+from approxcc.tune.pareto import front
+from approxcc.tune.space import KnobConfig
+
+CANDIDATES = 3      # per budget, besides the fastest point within it
+REPEATS = 5         # interleaved repeats per candidate
+
+
+@dataclass(frozen=True)
+class Spread:
+    """Median and interquartile range (q1, q3) of one quantity over repeats."""
+
+    median: float
+    q1: float
+    q3: float
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> Spread:
+        if len(values) == 1:
+            return cls(values[0], values[0], values[0])
+        q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
+        return cls(statistics.median(values), q1, q3)
+
+
+@dataclass(frozen=True)
+class Confirmed:
+    """A configuration's repeats on one input set."""
+
+    config: KnobConfig
+    hash: str
+    speedup: Spread
+    loss: Spread
+    margin: float        # standard error of the mean per-input loss
+    repeats: int
+
+    @property
+    def bound(self) -> float:
+        return self.loss.q3 + self.margin
+
+
+@dataclass(frozen=True)
+class Pick:
+    budget: float
+    config: KnobConfig
+    hash: str
+    tune: Confirmed | None        # None: an old run without confirmations (single run)
+    eval: Confirmed | None
+    single: Evaluation            # the search's measurement of it
+
+    @property
+    def over_budget(self) -> bool:
+        """Its eval loss (median) exceeds the budget."""
+        return self.eval is not None and self.eval.loss.median > self.budget
+
+
+def margin(input_losses: Sequence[float]) -> float:
+    if len(input_losses) < 2:
+        return 0.0
+    return statistics.stdev(input_losses) / math.sqrt(len(input_losses))
+
+
+def candidates(points: list[Evaluation], budgets: list[float],
+               per_budget: int = CANDIDATES) -> list[KnobConfig]:
+    """The configurations to confirm for all budgets (each once), fastest first."""
+    ok = [e for e in points if e.ok and e.time and e.loss is not None]
+    pareto = front(ok, key=lambda e: (e.time or 0.0, e.loss or 0.0))
+    chosen: list[Evaluation] = []
+    for b in budgets:
+        within = [e for e in pareto if (e.loss or 0.0) <= b]   # fastest first
+        safe = [e for e in within if (e.loss or 0.0) + margin(e.input_losses) <= b]
+        for e in within[:1] + safe[:per_budget]:
+            if e not in chosen:
+                chosen.append(e)
+    return [e.config for e in chosen]
+
+
+def confirmed(rows: list[Confirmation]) -> dict[str, Confirmed]:
+    """Per configuration hash, its repeats summarised (configurations with a failed repeat
+    are left out: they cannot be picked)."""
+    by_hash: dict[str, list[Confirmation]] = {}
+    for r in rows:
+        by_hash.setdefault(r.hash, []).append(r)
+    out = {}
+    for h, reps in by_hash.items():
+        if not all(r.ok and r.time and r.exact_time and r.loss is not None for r in reps):
+            continue
+        per_input = [statistics.median(col) for col in zip(*(r.input_losses for r in reps),
+                                                           strict=True)]
+        out[h] = Confirmed(reps[0].config, h,
+                           Spread.of([(r.exact_time or 0.0) / (r.time or 1.0) for r in reps]),
+                           Spread.of([r.loss or 0.0 for r in reps]), margin(per_input),
+                           len(reps))
+    return out
+
+
+def choose(budgets: list[float], points: list[Evaluation], tune: list[Confirmation],
+           evals: list[Confirmation]) -> list[Pick]:
+    """The pick per budget: from the confirmations when the run has them, else (a run from
+    before confirmations, or one stopped before them) the fastest single run within it."""
+    on_tune, on_eval = confirmed(tune), confirmed(evals)
+    single = {e.hash: e for e in points if e.ok and e.time}
+    picks = []
+    for b in budgets:
+        fits = [c for c in on_tune.values() if c.bound <= b and c.hash in single]
+        if fits:
+            best = max(fits, key=lambda c: (c.speedup.median, c.hash))
+            picks.append(Pick(b, best.config, best.hash, best, on_eval.get(best.hash),
+                              single[best.hash]))
+            continue
+        if tune:   # confirmed, and nothing holds the budget with its margin
+            continue
+        within = [e for e in single.values() if e.loss is not None and e.loss <= b]
+        if within:
+            e = min(within, key=lambda e: (e.time, e.id))
+            picks.append(Pick(b, e.config, e.hash, None, on_eval.get(e.hash), e))
+    return picks

@@ -1,0 +1,239 @@
+"""Shared test helpers: the approxcc driver run in-process, the system C compiler, and
+"build it with approxcc and with `cc -O2`, run both, compare".
+
+Tests import the helpers by name (`from conftest import run_approxcc`); pytest puts tests/
+on sys.path. Running the driver in-process saves the ≈0.9 s of imports a fresh `approxcc`
+process pays, while its result is what the console script would give: the exit status and
+everything written to the two standard streams, the tools it runs included.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import traceback
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NOT_YET = "is not supported by the approxcc C frontend yet"
+
+
+@dataclass(frozen=True)
+class Result:
+    """What a run of `approxcc` gave: its exit status and its two output streams."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def _entry_point() -> Callable[[list[str]], int]:
+    """`approxcc.cli.run(argv) -> int` where it exists, else the console script's `main`
+    with argv in sys.argv (its SystemExit is caught by the caller)."""
+    from approxcc import cli
+
+    if hasattr(cli, "run"):
+        return cli.run
+
+    def run(argv: list[str]) -> int:
+        sys.argv = ["approxcc", *argv]
+        cli.main()
+        return 0
+
+    return run
+
+
+@contextlib.contextmanager
+def _environment(env: Mapping[str, str | None] | None) -> Iterator[None]:
+    """os.environ with `env` applied (a None value removes the variable), restored after."""
+    saved = dict(os.environ)
+    try:
+        for key, value in (env or {}).items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+@contextlib.contextmanager
+def _directory(cwd: str | Path | None) -> Iterator[None]:
+    saved = os.getcwd()
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        yield
+    finally:
+        os.chdir(saved)
+
+
+@contextlib.contextmanager
+def _standard_streams(stdin: bytes) -> Iterator[dict[str, str]]:
+    """Points file descriptors 0-2 at temporary files, and sys.stdin/stdout/stderr at those
+    descriptors, so that what child processes (cc, mlir-opt, ...) write is captured too and
+    in the order it was written. The dict it gives is filled with "stdout" and "stderr" on
+    leaving."""
+    captured: dict[str, str] = {}
+    saved_streams = sys.stdin, sys.stdout, sys.stderr, sys.argv
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    saved_fds = [os.dup(fd) for fd in (0, 1, 2)]
+    with tempfile.TemporaryFile() as inp, tempfile.TemporaryFile() as out, \
+            tempfile.TemporaryFile() as err:
+        inp.write(stdin)
+        inp.seek(0)
+        try:
+            for fd, file in enumerate((inp, out, err)):
+                os.dup2(file.fileno(), fd)
+            sys.stdin = open(0, encoding="utf-8", closefd=False)
+            sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
+            sys.stderr = open(2, "w", encoding="utf-8", closefd=False)
+            yield captured
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                with contextlib.suppress(ValueError):
+                    stream.flush()
+            for fd, saved in enumerate(saved_fds):
+                os.dup2(saved, fd)
+                os.close(saved)
+            sys.stdin, sys.stdout, sys.stderr, sys.argv = saved_streams
+            for name, file in (("stdout", out), ("stderr", err)):
+                file.seek(0)
+                captured[name] = file.read().decode("utf-8", errors="replace")
+
+
+def run_approxcc(args: Sequence[str | Path], cwd: str | Path | None = None,
+                 env: Mapping[str, str | None] | None = None,
+                 input: str | bytes | None = None) -> Result:
+    """Runs `approxcc ARGS` in this process: in folder `cwd`, with the variables of `env`
+    set (None unsets one) and `input` on its standard input. An exception escaping the
+    driver is what Python would print — a traceback on stderr, status 1 — so tests that
+    check for tracebacks keep seeing them."""
+    argv = [str(a) for a in args]
+    stdin = input.encode() if isinstance(input, str) else (input or b"")
+    entry = _entry_point()
+    with _environment(env), _directory(cwd), _standard_streams(stdin) as captured:
+        try:
+            status = entry(argv)
+        except SystemExit as done:
+            if done.code is None or isinstance(done.code, int):
+                status = done.code or 0
+            else:
+                print(done.code, file=sys.stderr)
+                status = 1
+        except Exception:  # reported as the interpreter would
+            traceback.print_exc()
+            status = 1
+    return Result(status, captured["stdout"], captured["stderr"])
+
+
+def run_binary(exe: str | Path, *args: str, env: Mapping[str, str | None] | None = None,
+               input: str | None = None, timeout: float = 30,
+               cwd: str | Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Runs a built program; `env` is applied over this process's environment as in
+    run_approxcc."""
+    full = dict(os.environ)
+    for key, value in (env or {}).items():
+        if value is None:
+            full.pop(key, None)
+        else:
+            full[key] = value
+    return subprocess.run([str(exe), *args], capture_output=True, text=True,
+                          errors="replace", env=full, input=input, timeout=timeout, cwd=cwd)
+
+
+def output_of(exe: str | Path, *args: str, **kwargs: object) -> str:
+    """What a built program prints; it must exit 0."""
+    done = run_binary(exe, *args, **kwargs)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def cc(*args: str | Path, cwd: str | Path | None = None, compiler: str = "cc") -> None:
+    """The system C (or, with compiler="c++", C++) compiler; it must succeed."""
+    done = subprocess.run([compiler, *map(str, args)], cwd=cwd, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def approxcc_ok(*args: str | Path, cwd: str | Path | None = None,
+                env: Mapping[str, str | None] | None = None) -> Result:
+    """`approxcc ARGS`, which must exit 0 and print no traceback."""
+    done = run_approxcc(args, cwd=cwd, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    return done
+
+
+def write_sources(folder: Path, sources: str | Mapping[str, str]) -> list[str]:
+    """Writes `sources` ({name: text}, or one text as p.c) into `folder`; their names."""
+    if isinstance(sources, str):
+        sources = {"p.c": sources}
+    for name, text in sources.items():
+        (folder / name).write_text(text)
+    return list(sources)
+
+
+def build_both(sources: str | Mapping[str, str], folder: Path, *flags: str,
+               compiler: str = "cc", silent: bool = False) -> tuple[Path, Path]:
+    """`sources` built by approxcc (with `flags`; `silent`: printing nothing) as `approx`,
+    and by `compiler -O2` (same flags) as `ref`."""
+    names = write_sources(folder, sources)
+    built = approxcc_ok("build", *names, *flags, "-o", "approx", cwd=folder)
+    assert not silent or built.stderr == "", built.stderr
+    cc("-O2", *names, *flags, "-o", "ref", "-lm", cwd=folder, compiler=compiler)
+    return folder / "approx", folder / "ref"
+
+
+def assert_same_as_cc(sources: str | Mapping[str, str], folder: Path, *flags: str,
+                      compiler: str = "cc", silent: bool = False) -> str:
+    """approxcc's build and `compiler -O2`'s print the same and exit alike; the output."""
+    got, want = (run_binary(exe) for exe in build_both(sources, folder, *flags,
+                                                        compiler=compiler, silent=silent))
+    assert want.stdout, "the program should print something"
+    assert (got.stdout, got.returncode) == (want.stdout, want.returncode), got.stderr
+    return got.stdout
+
+
+def diagnose(source: str, folder: Path, name: str = "t.c") -> str:
+    """Building `source` fails cleanly: status 1, no traceback, no output file; its stderr."""
+    (folder / name).write_text(source)
+    done = run_approxcc(["build", name, "-o", "t.out"], cwd=folder)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    assert not (folder / "t.out").exists()
+    return done.stderr
+
+
+def where(source: str, needle: str, nth: int = 0) -> str:
+    """`line:col` (1-based) of the `nth` occurrence of `needle` in `source`."""
+    at = -1
+    for _ in range(nth + 1):
+        at = source.index(needle, at + 1)
+    line = source.count("\n", 0, at) + 1
+    return f"{line}:{at - (source.rfind(chr(10), 0, at) + 1) + 1}"
+
+
+def write_config(path: Path, knobs: object, program: str = "t", **extra: object) -> str:
+    """A configuration file `{"approxcc": "1", "program": …, "knobs": …, **extra}` at
+    `path` (knobs as given, so that tests can write malformed ones); its path."""
+    path.write_text(json.dumps({"approxcc": "1", "program": program, "knobs": knobs,
+                                **extra}))
+    return str(path)
+
+
+@pytest.fixture
+def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """tmp_path, made the current folder for the test."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path

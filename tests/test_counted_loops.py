@@ -1,0 +1,135 @@
+"""Counted loops as real code writes them: a bound read from memory (`p->n`, `s.len`, a
+global, `strlen(s)`) or computed (`n / 2`) is evaluated once before the loop when no store
+or call in the loop may change it, so `loop_perforate` applies; when one may, the diagnostic
+names it. Every program is built by approxcc and by `cc -O2` and run."""
+
+from pathlib import Path
+
+import pytest
+from conftest import (
+    approxcc_ok,
+    assert_same_as_cc,
+    diagnose,
+    output_of,
+    where,
+    write_config,
+)
+
+_HEADER = """#include <stdio.h>
+#include <string.h>
+struct buf { int n; double *v; };
+struct str { unsigned len; const char *s; };
+int g_len = 12;
+"""
+
+# (name, declarations before the loop, the loop head, its trip count):
+# each loop adds `x[i]` (x[i] = i + 1) for i in [0, trip)
+BOUNDS = [
+    ("member_through_pointer", "", "for (int i = 0; i < p->n; i++)", 12),
+    ("member_of_struct_value", "", "for (unsigned i = 0; i < s.len; i++)", 7),
+    ("computed_from_a_local", "", "for (int i = 0; i < n / 2; i++)", 5),
+    ("global", "", "for (int i = 0; i < g_len; i++)", 12),
+    ("pure_call", "", "for (size_t i = 0; i < strlen(s.s); i++)", 7),
+    ("element_of_an_array", "int lens[2] = {3, 9};\n  ", "for (int i = 0; i < lens[1]; i++)", 9),
+]
+
+
+def _program(decls: str, head: str) -> str:
+    return _HEADER + f"""double total(struct buf *p, int n, const double *x) {{
+  double sum = 0;
+  struct str s;
+  s.len = 7;
+  s.s = "counted";
+  {decls}#pragma approx loop_perforate knob(k) values(1:4)
+  {head} {{
+    sum += x[i];
+  }}
+  return sum;
+}}
+int main(void) {{
+  double v[12], x[16];
+  for (int i = 0; i < 16; i++) x[i] = i + 1;
+  struct buf b = {{12, v}};
+  printf("%.1f\\n", total(&b, 10, x));
+  return 0;
+}}
+"""
+
+
+@pytest.mark.parametrize(("name", "decls", "head", "trip"), BOUNDS, ids=[b[0] for b in BOUNDS])
+def test_invariant_bound_is_perforated(name: str, decls: str, head: str, trip: int,
+                                       tmp_path: Path):
+    source = _program(decls, head)
+    exact = assert_same_as_cc(source, tmp_path)
+    assert exact == f"{float(sum(range(1, trip + 1)))}\n"
+    write_config(tmp_path / "c.json", {"k": {"value": 3}}, program="p")
+    approxcc_ok("build", "p.c", "--config", "c.json", "-o", "third", cwd=tmp_path)
+    # every third iteration: i = 0, 3, 6, ...
+    assert output_of(tmp_path / "third") == f"{float(sum(range(1, trip + 1, 3)))}\n"
+
+
+# (name, the loop, the code that may change the bound)
+CHANGED = [
+    ("store_of_the_same_type", "for (int i = 0; i < p->n; i++) p->len[i] = 0;", "p->len[i]",
+     "the store to 'p->len[i]'", "p->n"),
+    ("store_of_a_character", "for (int i = 0; i < p->n; i++) p->name[i] = 0;", "p->name[i]",
+     "the store to 'p->name[i]'", "p->n"),
+    ("call", "for (int i = 0; i < p->n; i++) grow(p);", "grow(p)", "the call to 'grow'",
+     "p->n"),
+    ("global_through_a_pointer", "for (int i = 0; i < g_len; i++) p->len[i] = 1;",
+     "p->len[i]", "the store to 'p->len[i]'", "g_len"),
+    ("local_whose_address_escaped", "for (int i = 0; i < n; i++) *alias = 0;", "*alias",
+     "the store to '*alias'", "n"),
+]
+
+
+@pytest.mark.parametrize(("name", "loop", "culprit", "what", "bound"), CHANGED,
+                         ids=[c[0] for c in CHANGED])
+def test_bound_that_may_change_is_named(name: str, loop: str, culprit: str, what: str,
+                                        bound: str, tmp_path: Path):
+    source = f"""struct rec {{ int n; int *len; char *name; }};
+int g_len;
+void grow(struct rec *p);
+void f(struct rec *p, int n) {{
+  int *alias = &n;
+  #pragma approx loop_perforate
+  {loop}
+}}
+"""
+    stderr = diagnose(source, tmp_path)
+    assert (f"t.c:{where(source, 'loop_perforate')}: error: 'loop_perforate' cannot count "
+            f"this loop: the loop bound may change while the loop runs: {what} at "
+            f"t.c:{where(source, culprit, source.count(culprit) - 1)} may change "
+            f"'{bound}'") in stderr, stderr
+
+
+def test_bound_with_a_side_effect_is_named(tmp_path: Path):
+    source = """int next(void);
+void f(int *x) {
+  #pragma approx loop_perforate
+  for (int i = 0; i < next(); i++) x[i] = 0;
+}
+"""
+    stderr = diagnose(source, tmp_path)
+    assert "the loop bound calls 'next', which may have side effects" in stderr, stderr
+
+
+def test_bound_changed_by_the_loop_keeps_c_semantics(tmp_path: Path):
+    """Unannotated loops use the same analysis: a bound the body shrinks is re-read every
+    iteration, as C says."""
+    source = """#include <stdio.h>
+struct queue { int n; int item[8]; };
+int main(void) {
+  struct queue q = {8, {1, 2, 3, 4, 5, 6, 7, 8}};
+  struct queue *p = &q;
+  int sum = 0;
+  for (int i = 0; i < p->n; i++) { sum += p->item[i]; p->n--; }
+  double w[8];
+  for (int i = 0; i < p->n; i++) w[i] = p->item[i] * 0.5;
+  printf("%d %d %.1f\\n", sum, p->n, w[3]);
+  return 0;
+}
+"""
+    assert assert_same_as_cc(source, tmp_path) == "10 4 2.0\n"
+    mlir = approxcc_ok("build", "p.c", "-S", "--emit=mlir", "-o", "-", cwd=tmp_path).stdout
+    assert mlir.count("scf.for") == 1 and "scf.while" in mlir  # the second loop counts

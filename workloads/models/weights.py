@@ -1,0 +1,270 @@
+"""Weight representations inside a model's params pytree, and rewrites between them.
+
+A weight leaf is one of
+- a ``jax.Array``/``np.ndarray`` of float32, bfloat16 or float16 (matrices ``(out, in)``);
+- an ``Int8Weight``: symmetric per-group int8 codes plus float32 scales, widened inside the
+  product (weight-only quantization), or with ``activations="int8"`` (W8A8, per-channel
+  scales) an int8 x int8 product accumulated in int32 against the per-token quantized input;
+- an ``Int4Weight``: symmetric 4-bit codes in groups (GGUF-style blocks), two to a byte.
+
+``linear`` and ``embed_rows`` accept any of them, so a precision or quantize transform only
+rewrites leaves (``cast_matrices``, ``quantize_int8``, ``quantize_int4``) and the model code
+is unchanged. Norm scales and other vectors stay float32.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import ml_dtypes
+import numpy as np
+
+Params = dict[str, Any]
+
+# How ``linear`` is traced: "dot" (``dot_general``; best under XLA) or "reduce" (broadcast
+# multiply + sum). IREE 3.13 on CPU, with its default flags, puts the transpose of an argument
+# (non-constant) ``(out, in)`` RHS of a matmul in a dispatch of its own, run every call (a
+# 1x2048 @ 2048x4096 matvec: 24-61 ms as a matmul, 3 ms as multiply+sum), and likewise the
+# widening convert of a bf16/f16/int8 weight; ``approxcc.ml.build.FUSION_FLAGS`` fuses both.
+_LINEAR_MODE: ContextVar[str] = ContextVar("linear_mode", default="dot")
+
+
+@contextmanager
+def linear_mode(mode: str) -> Iterator[None]:
+    """Trace ``linear`` as "dot" or "reduce" inside the block (IREE export uses "reduce")."""
+    if mode not in ("dot", "reduce"):
+        raise ValueError(f"unknown linear mode {mode!r}")
+    token = _LINEAR_MODE.set(mode)
+    try:
+        yield
+    finally:
+        _LINEAR_MODE.reset(token)
+
+
+@dataclass(frozen=True)
+class Int8Weight:
+    """``w[o, g*group:(g+1)*group] ~= q[o, ...] * scale[o, g]``; dequantized to ``dtype``.
+
+    ``activations="int8"`` (W8A8; ``group`` is the whole row) quantizes each input row to
+    int8 with its own absmax scale and takes the product in int32."""
+
+    q: jax.Array
+    scale: jax.Array
+    group: int = field(metadata={"static": True})
+    dtype: str = field(default="float32", metadata={"static": True})
+    activations: str = field(default="float", metadata={"static": True})
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.q.shape)
+
+    def codes(self) -> jax.Array:
+        return jnp.asarray(self.q)
+
+    def dequantize(self) -> jax.Array:
+        codes = self.codes()
+        inner = codes.shape[-1]
+        grouped = codes.reshape(*codes.shape[:-1], inner // self.group, self.group)
+        w = grouped.astype(self.dtype) * jnp.asarray(self.scale)[..., None].astype(self.dtype)
+        return w.reshape(codes.shape)
+
+
+@dataclass(frozen=True)
+class Int4Weight:
+    """4-bit codes ``c`` in [-8, 7], ``w ~= c * scale[o, g]`` over groups of ``group``
+    columns. Byte ``j`` of a group holds code ``j`` in its low nibble and code
+    ``j + group/2`` in its high one, so both halves unpack with a mask or a shift."""
+
+    packed: jax.Array          # int8 (out, in / 2)
+    scale: jax.Array           # float32 (out, in / group)
+    group: int = field(metadata={"static": True})
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return (*self.packed.shape[:-1], self.packed.shape[-1] * 2)
+
+    def halves(self) -> tuple[jax.Array, jax.Array]:
+        """Low and high codes as int8, each (..., in / group, group / 2)."""
+        p = jnp.asarray(self.packed)
+        lead, n = p.shape[:-1], p.shape[-1] * 2 // self.group
+        low = (p & 15) - 8
+        high = ((p >> 4) & 15) - 8
+        return (low.reshape(*lead, n, self.group // 2), high.reshape(*lead, n, self.group // 2))
+
+    def codes(self) -> jax.Array:
+        low, high = self.halves()
+        return jnp.concatenate([low, high], axis=-1).reshape(self.shape)
+
+    def dequantize(self) -> jax.Array:
+        low, high = self.halves()
+        grouped = jnp.concatenate([low, high], axis=-1).astype(jnp.float32)
+        return (grouped * jnp.asarray(self.scale)[..., None]).reshape(self.shape)
+
+
+jax.tree_util.register_dataclass(Int8Weight)
+jax.tree_util.register_dataclass(Int4Weight)
+
+Quantized = Int8Weight | Int4Weight
+Weight = jax.Array | np.ndarray | Quantized
+
+
+def _matrix(w: Weight) -> jax.Array:
+    return w.dequantize() if isinstance(w, Quantized) else jnp.asarray(w)
+
+
+def _w8a8(x: jax.Array, w: Int8Weight) -> jax.Array:
+    """int8 x int8 -> int32 product; each row of ``x`` quantized with its absmax."""
+    x_scale = jnp.maximum(jnp.max(jnp.abs(x), axis=-1, keepdims=True), 1e-30) / 127.0
+    xq = jnp.clip(jnp.round(x / x_scale), -127, 127).astype(jnp.int8)
+    acc = jax.lax.dot_general(xq, w.codes(), (((1,), (1,)), ((), ())),
+                              preferred_element_type=jnp.int32)
+    return acc.astype(jnp.float32) * x_scale * jnp.asarray(w.scale)[None, :, 0]
+
+
+def _linear_reduce(x: jax.Array, w: Weight) -> jax.Array:
+    if isinstance(w, Int4Weight):
+        low, high = w.halves()
+        n, half = low.shape[-2], low.shape[-1]
+        xg = x.reshape(x.shape[0], 1, n, 2 * half)
+        part = (jnp.sum(xg[..., :half] * low[None].astype(jnp.float32), axis=-1)
+                + jnp.sum(xg[..., half:] * high[None].astype(jnp.float32), axis=-1))
+        return jnp.sum(part * w.scale[None], axis=-1)
+    if isinstance(w, Int8Weight):
+        n = w.q.shape[-1] // w.group
+        if n == 1:  # per-channel: the scale applies after one reduction over the row
+            codes = w.q.astype(jnp.float32)
+            return jnp.sum(x[:, None, :] * codes[None], axis=-1) * w.scale[None, :, 0]
+        xg = x.reshape(x.shape[0], 1, n, w.group)
+        codes = w.q.reshape(w.q.shape[0], n, w.group).astype(jnp.float32)
+        return jnp.sum(jnp.sum(xg * codes[None], axis=-1) * w.scale[None], axis=-1)
+    return jnp.sum(x[:, None, :] * jnp.asarray(w)[None].astype(jnp.float32), axis=-1)
+
+
+def linear(x: jax.Array, w: Weight) -> jax.Array:
+    """``x @ w.T`` for ``x`` (S, in) float32 and ``w`` (out, in); float32 result.
+
+    A low-precision weight keeps the product in its dtype (``x`` is cast to it) and
+    accumulates in float32; in "reduce" mode weights are widened inside the fused reduction.
+    A W8A8 weight always takes the int32 product.
+    """
+    if isinstance(w, Int8Weight) and w.activations == "int8":
+        return _w8a8(x, w)
+    if _LINEAR_MODE.get() == "reduce":
+        return _linear_reduce(x, w)
+    m = _matrix(w)
+    dims = (((x.ndim - 1,), (1,)), ((), ()))
+    if m.dtype == jnp.float32:
+        return jax.lax.dot_general(x, m, dims)
+    return jax.lax.dot_general(x.astype(m.dtype), m, dims, preferred_element_type=jnp.float32)
+
+
+def embed_rows(w: Weight, tokens: jax.Array) -> jax.Array:
+    """Rows ``w[tokens]`` of an embedding ``(vocab, d)`` as float32."""
+    if isinstance(w, Int8Weight):
+        return dataclasses.replace(w, q=w.q[tokens], scale=w.scale[tokens],
+                                   dtype="float32").dequantize()
+    if isinstance(w, Int4Weight):
+        return dataclasses.replace(w, packed=w.packed[tokens], scale=w.scale[tokens]).dequantize()
+    return jnp.asarray(w)[tokens].astype(jnp.float32)
+
+
+def _is_matrix(leaf: Any) -> bool:
+    return hasattr(leaf, "ndim") and leaf.ndim >= 2
+
+
+def cast_matrices(params: Params, dtype: str) -> Params:
+    """Every matrix (embedding included) cast to ``dtype``; vectors stay float32."""
+    np_dtype = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+    return jax.tree_util.tree_map(
+        lambda a: np.asarray(a).astype(np_dtype) if _is_matrix(a) else a, params
+    )
+
+
+def _absmax_blocks(w: np.ndarray, group: int, levels: int) -> tuple[np.ndarray, np.ndarray]:
+    """Codes in [-levels, levels] (rounded) and float32 scales of ``w`` per ``group`` columns."""
+    w = np.asarray(w, np.float32)
+    inner = w.shape[-1]
+    if inner % group:
+        raise ValueError(f"inner dimension {inner} is not a multiple of group {group}")
+    blocks = w.reshape(*w.shape[:-1], inner // group, group)
+    scale = np.abs(blocks).max(axis=-1) / levels
+    scale = np.where(scale == 0, 1.0, scale).astype(np.float32)
+    return np.rint(blocks / scale[..., None]), scale
+
+
+def quantize_matrix(w: np.ndarray, group: int = 64, dtype: str = "float32",
+                    activations: str = "float") -> Int8Weight:
+    """Symmetric absmax int8 quantization of ``w`` (…, in) with ``group`` columns a scale
+    (``group=0``: one scale a row, per-channel)."""
+    group = group or np.shape(w)[-1]
+    codes, scale = _absmax_blocks(w, group, 127)
+    q = np.clip(codes, -127, 127).astype(np.int8).reshape(np.shape(w))
+    return Int8Weight(q, scale, group, dtype, activations)
+
+
+def quantize_matrix_int4(w: np.ndarray, group: int = 32) -> Int4Weight:
+    """Symmetric absmax 4-bit quantization (codes -7..7) with ``group`` columns a scale."""
+    codes, scale = _absmax_blocks(w, group, 7)
+    nibbles = (np.clip(codes, -8, 7) + 8).astype(np.uint8)
+    half = group // 2
+    packed = nibbles[..., :half] | (nibbles[..., half:] << 4)
+    return Int4Weight(packed.view(np.int8).reshape(*np.shape(w)[:-1], -1), scale, group)
+
+
+def _is_quantized(a: Any) -> bool:
+    return isinstance(a, Quantized)
+
+
+def quantize_int8(params: Params, group: int = 64, dtype: str = "float32",
+                  activations: str = "float") -> Params:
+    """Every matrix as an ``Int8Weight`` (dequantized to ``dtype`` in the graph);
+    ``activations="int8"`` is W8A8 (per-channel scales: ``group`` is ignored)."""
+    group = 0 if activations == "int8" else group
+    return jax.tree_util.tree_map(
+        lambda a: quantize_matrix(a, group, dtype, activations) if _is_matrix(a) else a,
+        params,
+        is_leaf=_is_quantized,
+    )
+
+
+def quantize_int4(params: Params, group: int = 32) -> Params:
+    """Every matrix as an ``Int4Weight``."""
+    return jax.tree_util.tree_map(
+        lambda a: quantize_matrix_int4(a, group) if _is_matrix(a) else a,
+        params,
+        is_leaf=_is_quantized,
+    )
+
+
+def stack_layers(params: Params) -> Params:
+    """``params["layers"]`` as one dict of arrays stacked on a leading layer axis.
+
+    Exported through IREE this turns ~9 arguments a layer into ~9 arguments in all.
+    """
+    layers = params["layers"]
+    if isinstance(layers, dict):
+        return params
+    stacked = jax.tree_util.tree_map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *layers)
+    return {**params, "layers": stacked}
+
+
+def layer_count(layers: list[Params] | Params) -> int:
+    if isinstance(layers, list):
+        return len(layers)
+    return int(jax.tree_util.tree_leaves(layers)[0].shape[0])
+
+
+def iter_layers(layers: list[Params] | Params) -> Iterator[Params]:
+    """Per-layer weight dicts from a list of layers or from stacked layers."""
+    if isinstance(layers, list):
+        yield from layers
+        return
+    for i in range(layer_count(layers)):
+        yield jax.tree_util.tree_map(lambda a, i=i: a[i], layers)
