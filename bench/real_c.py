@@ -23,6 +23,7 @@ defines (`NAME.approx.mlir`) against the function definitions of the source (lib
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 import shutil
@@ -30,6 +31,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import tomllib
 from concurrent.futures import ThreadPoolExecutor
@@ -43,6 +45,7 @@ from rich.table import Table
 TABLE = Path(__file__).with_name("real_c_repos.toml")
 APPROXCC = str(Path(sys.executable).parent / "approxcc")
 RUN_TIMEOUT = 120
+MIN_SECONDS, MAX_RUNS = 1.0, 200  # timing of programs that run for milliseconds
 PRAGMA = "#pragma approx loop_perforate knob(hot) values(1:4)\n"
 # an MLIR function with a body: `func.func [private] @name(...) ... {`
 _DEFINED = re.compile(r'^\s*func\.func (?:private |public )?@"?([\w$.]+)"?\(.*\{\s*$', re.M)
@@ -72,8 +75,10 @@ class FileResult:
 class Outcome:
     program: Program
     identical: bool | None = None  # None: the exact build did not build or run
+    builds: tuple[Path, Path] | None = None  # (cc -O2, approxcc exact) executables
     ratio: float | None = None
     perforated: str = "-"          # "changed", "same", "failed: ...", "-" (no hot loop)
+    problem: str = ""              # why the program was not measured
 
 
 def programs(entry: dict, root: Path) -> list[Program]:
@@ -84,7 +89,7 @@ def programs(entry: dict, root: Path) -> list[Program]:
     if each:
         for src in sorted(root.glob(each["glob"])):
             path = src.relative_to(root).as_posix()
-            if each.get("exclude") and path.startswith(each["exclude"]):
+            if path.startswith(tuple(each.get("exclude", []))):
                 continue
             fill = {"path": path, "stem": src.stem}
             out.append(Program(src.stem, tuple(s.format(**fill) for s in each["sources"]),
@@ -121,28 +126,37 @@ def defined_functions(src: Path, flags: tuple[str, ...]) -> set[str]:
 class Builder:
     """Compiles and links the programs of one code base, each object once per flags."""
 
-    def __init__(self, root: Path, work: Path, approxcc: str):
-        self.root, self.work, self.approxcc = root, work, approxcc
-        self.objects: dict[tuple, tuple[Path | None, FileResult | None]] = {}
+    def __init__(self, root: Path, work: Path, approxcc: str, cflags: tuple[str, ...]):
+        self.root, self.work, self.approxcc, self.cflags = root, work, approxcc, cflags
+        self.lock = threading.Lock()  # programs are built in threads: one build per object
+        self.objects: dict[tuple, tuple[threading.Lock, list]] = {}
 
     def compile(self, variant: str, tree: Path, src: str, flags: tuple[str, ...],
                 extra: tuple[str, ...] = ()) -> tuple[Path | None, FileResult | None]:
         key = (variant, tree, src, flags, extra)
-        if key not in self.objects:
-            folder = self.work / variant / f"{len(self.objects)}"
-            folder.mkdir(parents=True)
-            obj = folder / (Path(src).stem + ".o")
-            absolute = tuple(f"-I{tree / f[2:]}" if f.startswith("-I") else f for f in flags)
-            if variant == "cc":
-                done = run(["cc", "-O2", *absolute, "-c", str(tree / src), "-o", str(obj)],
-                           folder)
-                self.objects[key] = (obj if done.returncode == 0 else None, None)
-            else:
-                done = run([self.approxcc, "-O2", *absolute, *extra, "-save-temps=obj", "-c",
-                            str(tree / src), "-o", str(obj)], folder)
-                self.objects[key] = (obj if done.returncode == 0 else None,
-                                     self.classify(done, tree / src, absolute, folder))
-        return self.objects[key]
+        with self.lock:
+            if key not in self.objects:
+                self.objects[key] = (threading.Lock(), [])
+            folder = self.work / variant / f"{list(self.objects).index(key)}"
+            lock, made = self.objects[key]
+        with lock:
+            if not made:
+                made += self.build_object(variant, tree, src, flags, extra, folder)
+        return made[0], made[1]
+
+    def build_object(self, variant: str, tree: Path, src: str, flags: tuple[str, ...],
+                     extra: tuple[str, ...], folder: Path) -> tuple[Path | None,
+                                                                    FileResult | None]:
+        folder.mkdir(parents=True)
+        obj = folder / (Path(src).stem + ".o")
+        absolute = tuple(f"-I{tree / f[2:]}" if f.startswith("-I") else f for f in flags)
+        if variant == "cc":
+            done = run(["cc", "-O2", *absolute, "-c", str(tree / src), "-o", str(obj)], folder)
+            return (obj if done.returncode == 0 else None), None
+        done = run([self.approxcc, "-O2", *absolute, *extra, "-save-temps=obj", "-c",
+                    str(tree / src), "-o", str(obj)], folder)
+        return (obj if done.returncode == 0 else None), self.classify(done, tree / src,
+                                                                      absolute, folder)
 
     def classify(self, done: subprocess.CompletedProcess[str], src: Path,
                  flags: tuple[str, ...], folder: Path) -> FileResult:
@@ -167,8 +181,7 @@ def perforated_tree(root: Path, work: Path, hot: str) -> tuple[Path, str] | str:
     """A copy of the code base with the pragma before the hot loop; (copy, file) or why not."""
     file, where = hot.rsplit(":", 1)
     tree = work / "perforated" / re.sub(r"\W", "_", hot)
-    if not tree.exists():
-        shutil.copytree(root, tree)
+    shutil.copytree(root, tree, dirs_exist_ok=True)
     lines = (root / file).read_text(errors="replace").splitlines(keepends=True)
     if where.isdigit():
         at = int(where) - 1
@@ -194,42 +207,50 @@ def seconds(exe: Path) -> float:
     return time.perf_counter() - start
 
 
-def measure(builder: Builder, prog: Program, repeats: int,
-            files: dict[str, FileResult]) -> Outcome:
+def build_and_run(builder: Builder, files: dict[str, FileResult], prog: Program) -> Outcome:
+    """The three builds of `prog`, each run once."""
     root, out = builder.root, Outcome(prog)
     exes: dict[str, Path | str] = {}
     for variant in ("cc", "approxcc"):
         objects = []
         for src in prog.sources:
             obj, result = builder.compile(variant, root, src, prog.cflags)
-            if result is not None:
-                files[src] = result
+            if result is not None:  # a source built with other flags counts again
+                files[" ".join((src, *prog.cflags[len(builder.cflags):]))] = result
             objects.append(obj)
         exes[variant] = builder.link(variant, objects, prog.ldflags, prog.name) \
             if all(objects) else "compile failed"
     ref, exact = exes["cc"], exes["approxcc"]
     if not isinstance(ref, Path):
-        raise SystemExit(f"{prog.name}: cc -O2 cannot build it ({ref}); check the recipe")
+        out.problem = f"cc -O2 cannot build it ({ref}): check the recipe"
+        return out
     want = run_program(ref)
     if isinstance(exact, Path):
         got = run_program(exact)
-        out.identical = got == want
-        runs: dict[Path, list[float]] = {ref: [], exact: []}
-        for _ in range(repeats):  # interleaved, so that the machine's drift hits both
-            for exe in runs:
-                runs[exe].append(seconds(exe))
-        out.ratio = statistics.median(runs[exact]) / statistics.median(runs[ref])
+        out.identical, out.builds = got == want, (ref, exact)
     if prog.hot:
         out.perforated = perforate(builder, prog, got if isinstance(exact, Path) else want)
     return out
 
 
+def time_ratio(ref: Path, exact: Path, repeats: int) -> float:
+    """Median run time of the exact build over that of `cc -O2`'s, runs interleaved so that
+    the machine's drift hits both; short programs run until each has had MIN_SECONDS."""
+    runs: dict[Path, list[float]] = {ref: [], exact: []}
+    while len(runs[ref]) < repeats or (min(sum(r) for r in runs.values()) < MIN_SECONDS
+                                       and len(runs[ref]) < MAX_RUNS):
+        for exe in runs:
+            runs[exe].append(seconds(exe))
+    return statistics.median(runs[exact]) / statistics.median(runs[ref])
+
+
 def perforate(builder: Builder, prog: Program, exact: tuple[int, str, str]) -> str:
-    made = perforated_tree(builder.root, builder.work, prog.hot)
+    with builder.lock:
+        made = perforated_tree(builder.root, builder.work, prog.hot)
     if isinstance(made, str):
         return f"failed: {made}"
     tree, hot_file = made
-    config = builder.work / "hot.json"
+    config = builder.work / f"{prog.name}.hot.json"
     config.write_text(json.dumps({"approxcc": "1", "program": prog.name,
                                   "knobs": {"hot": {"value": 2}}}))
     objects = []
@@ -264,6 +285,8 @@ def report(name: str, files: dict[str, FileResult], outcomes: list[Outcome],
         elif r.status == "fallback":
             failures.add_row(name, src, f"fallback: {', '.join(r.fallbacks)}")
     for o in outcomes:
+        if o.problem:
+            failures.add_row(name, o.program.name, o.problem)
         if o.identical is False:
             failures.add_row(name, o.program.name, "exact build's output differs from cc -O2")
         if o.perforated.startswith("failed"):
@@ -298,11 +321,15 @@ def main() -> None:
                       entry["name"] in args.only or p.name in args.only]
             if not chosen:
                 continue
-            builder = Builder(root.resolve(), Path(tmp) / entry["name"], args.approxcc)
+            builder = Builder(root.resolve(), Path(tmp) / entry["name"], args.approxcc,
+                              tuple(entry.get("cflags", [])))
             files: dict[str, FileResult] = {}
             with ThreadPoolExecutor(args.jobs) as pool:
-                outcomes = list(pool.map(lambda p: measure(builder, p, args.repeats, files),
+                outcomes = list(pool.map(functools.partial(build_and_run, builder, files),
                                          chosen))
+            for o in outcomes:  # one at a time, with nothing else of ours running
+                if o.builds is not None:
+                    o.ratio = time_ratio(*o.builds, args.repeats)
             report(entry["name"], files, outcomes, summary, failures)
     console.print(summary)
     if failures.row_count:

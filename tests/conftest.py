@@ -15,8 +15,7 @@ import os
 import subprocess
 import sys
 import tempfile
-import traceback
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,32 +34,24 @@ class Result:
     stderr: str
 
 
-def _entry_point() -> Callable[[list[str]], int]:
-    """`approxcc.cli.run(argv) -> int` where it exists, else the console script's `main`
-    with argv in sys.argv (its SystemExit is caught by the caller)."""
-    from approxcc import cli
-
-    if hasattr(cli, "run"):
-        return cli.run
-
-    def run(argv: list[str]) -> int:
-        sys.argv = ["approxcc", *argv]
-        cli.main()
-        return 0
-
-    return run
+def _applied(env: Mapping[str, str | None] | None) -> dict[str, str]:
+    """This process's environment with `env` applied: a None value removes the variable."""
+    full = dict(os.environ)
+    for key, value in (env or {}).items():
+        if value is None:
+            full.pop(key, None)
+        else:
+            full[key] = value
+    return full
 
 
 @contextlib.contextmanager
 def _environment(env: Mapping[str, str | None] | None) -> Iterator[None]:
-    """os.environ with `env` applied (a None value removes the variable), restored after."""
-    saved = dict(os.environ)
+    """os.environ with `env` applied, restored after."""
+    saved, applied = dict(os.environ), _applied(env)
     try:
-        for key, value in (env or {}).items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+        os.environ.clear()
+        os.environ.update(applied)
         yield
     finally:
         os.environ.clear()
@@ -85,7 +76,7 @@ def _standard_streams(stdin: bytes) -> Iterator[dict[str, str]]:
     in the order it was written. The dict it gives is filled with "stdout" and "stderr" on
     leaving."""
     captured: dict[str, str] = {}
-    saved_streams = sys.stdin, sys.stdout, sys.stderr, sys.argv
+    saved_streams = sys.stdin, sys.stdout, sys.stderr
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     saved_fds = [os.dup(fd) for fd in (0, 1, 2)]
@@ -107,7 +98,7 @@ def _standard_streams(stdin: bytes) -> Iterator[dict[str, str]]:
             for fd, saved in enumerate(saved_fds):
                 os.dup2(saved, fd)
                 os.close(saved)
-            sys.stdin, sys.stdout, sys.stderr, sys.argv = saved_streams
+            sys.stdin, sys.stdout, sys.stderr = saved_streams
             for name, file in (("stdout", out), ("stderr", err)):
                 file.seek(0)
                 captured[name] = file.read().decode("utf-8", errors="replace")
@@ -116,25 +107,14 @@ def _standard_streams(stdin: bytes) -> Iterator[dict[str, str]]:
 def run_approxcc(args: Sequence[str | Path], cwd: str | Path | None = None,
                  env: Mapping[str, str | None] | None = None,
                  input: str | bytes | None = None) -> Result:
-    """Runs `approxcc ARGS` in this process: in folder `cwd`, with the variables of `env`
-    set (None unsets one) and `input` on its standard input. An exception escaping the
-    driver is what Python would print — a traceback on stderr, status 1 — so tests that
-    check for tracebacks keep seeing them."""
-    argv = [str(a) for a in args]
+    """Runs `approxcc ARGS` in this process (`approxcc.cli.run`, the console script's body):
+    in folder `cwd`, with the variables of `env` set (None unsets one) and `input` on its
+    standard input."""
+    from approxcc.cli import run
+
     stdin = input.encode() if isinstance(input, str) else (input or b"")
-    entry = _entry_point()
     with _environment(env), _directory(cwd), _standard_streams(stdin) as captured:
-        try:
-            status = entry(argv)
-        except SystemExit as done:
-            if done.code is None or isinstance(done.code, int):
-                status = done.code or 0
-            else:
-                print(done.code, file=sys.stderr)
-                status = 1
-        except Exception:  # reported as the interpreter would
-            traceback.print_exc()
-            status = 1
+        status = run([str(a) for a in args])
     return Result(status, captured["stdout"], captured["stderr"])
 
 
@@ -143,14 +123,9 @@ def run_binary(exe: str | Path, *args: str, env: Mapping[str, str | None] | None
                cwd: str | Path | None = None) -> subprocess.CompletedProcess[str]:
     """Runs a built program; `env` is applied over this process's environment as in
     run_approxcc."""
-    full = dict(os.environ)
-    for key, value in (env or {}).items():
-        if value is None:
-            full.pop(key, None)
-        else:
-            full[key] = value
     return subprocess.run([str(exe), *args], capture_output=True, text=True,
-                          errors="replace", env=full, input=input, timeout=timeout, cwd=cwd)
+                          errors="replace", env=_applied(env), input=input, timeout=timeout,
+                          cwd=cwd)
 
 
 def output_of(exe: str | Path, *args: str, **kwargs: object) -> str:

@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import Result, run_approxcc
+from test_driver import job_names
 
 ROOT = Path(__file__).resolve().parents[1]
 APPROXCC = str(Path(sys.executable).parent / "approxcc")
@@ -33,9 +35,8 @@ int series(int n) {
 """
 
 
-def approxcc(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([APPROXCC, *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=300)
+def approxcc(*args: str, cwd: Path) -> Result:
+    return run_approxcc(args, cwd=cwd)
 
 
 def make(folder: Path, *args: str) -> subprocess.CompletedProcess:
@@ -99,12 +100,17 @@ def test_print_jobs(kernel: Path):
     assert done.returncode == 0, done.stderr
     banner, *jobs = done.stderr.split("\n ")
     assert banner.startswith("approxcc version ") and "Target: " in banner
-    tools = [Path(j.split()[0]).name for j in jobs]
-    assert tools == ["approxcc-frontend", "approxcc-opt", "mlir-opt", "mlir-translate", "opt",
-                     "llc", "cc", "approxcc-depfile", "cc"]
+    assert job_names(done.stderr) == [
+        "approxcc -cc1 frontend", "approxcc opt", "mlir-opt", "mlir-translate", "opt", "llc",
+        "cc", "approxcc -cc1 depfile", "cc"]
     assert "-O3" in jobs[4] and "-MMD" in jobs[6]
     assert jobs[-1].split()[1:3] == ["-r", "-nostdlib"] and "k.knobs.s" in jobs[-1]
     assert sorted(p.name for p in kernel.iterdir()) == ["defs.h", "k.c"]
+    # pasted into a shell, the jobs make the object and its make rule
+    subprocess.run(["bash", "-e", "-c", "\n".join(jobs)], cwd=kernel, check=True,
+                   capture_output=True)
+    assert (kernel / "k.d").read_text() == "k.o: \\\n  k.c \\\n  defs.h\n"
+    assert approxcc("k.o", "-o", "k", cwd=kernel).returncode == 1  # no main: a link error
 
 
 def test_verbose_and_version(kernel: Path):
@@ -114,7 +120,7 @@ def test_verbose_and_version(kernel: Path):
     done = approxcc("-v", "k.c", "-c", cwd=kernel)
     assert done.returncode == 0, done.stderr
     assert done.stderr.startswith("approxcc version ")
-    assert "\n approxcc-frontend k.c " in done.stderr and "/llc " in done.stderr
+    assert " -cc1 frontend k.c " in done.stderr and "/llc " in done.stderr
     assert (kernel / "k.o").exists()  # clang's default name, in the current folder
 
 
@@ -273,7 +279,7 @@ FOR = "for (i = 0; i < n; i++) s += i;"
 def test_source_diagnostics(tmp_path: Path, annotation: str, loop: str, expected: str):
     write(tmp_path, "t.c", LOOP.format(annotation=annotation, loop=loop))
     done = approxcc("-c", "t.c", cwd=tmp_path)
-    assert (done.returncode, done.stderr) == (1, expected)
+    assert (done.returncode, done.stderr) == (1, expected + "1 error generated.\n")
     assert not (tmp_path / "t.o").exists()
 
 
@@ -286,7 +292,8 @@ WARNING = ("t.c:3:18: {}: all values of knob 'k' are exact [{}-Wapprox-exact-kno
 def test_warnings_honour_w_and_werror(tmp_path: Path):
     write(tmp_path, "t.c", EXACT)
     done = approxcc("-c", "t.c", cwd=tmp_path)
-    assert (done.returncode, done.stderr) == (0, WARNING.format("warning", ""))
+    assert (done.returncode, done.stderr) == (0, WARNING.format("warning", "") +
+                                              "1 warning generated.\n")
     assert (tmp_path / "t.o").exists()
     (tmp_path / "t.o").unlink()
     for quiet in ("-w", "-Wno-approx-exact-knob"):
@@ -295,10 +302,26 @@ def test_warnings_honour_w_and_werror(tmp_path: Path):
     for strict in ("-Werror", "-Werror=approx-exact-knob"):
         (tmp_path / "t.o").unlink(missing_ok=True)
         done = approxcc("-c", "t.c", strict, cwd=tmp_path)
-        assert (done.returncode, done.stderr) == (1, WARNING.format("error", "-Werror,"))
+        assert (done.returncode, done.stderr) == (1, WARNING.format("error", "-Werror,") +
+                                                  "1 error generated.\n")
         assert not (tmp_path / "t.o").exists()
     done = approxcc("-c", "t.c", "-Werror", "-Wno-error=approx-exact-knob", cwd=tmp_path)
     assert done.returncode == 0
+
+
+def test_one_count_per_translation_unit(tmp_path: Path):
+    """clang's "N warnings and M errors generated." after each unit; none for a link error."""
+    write(tmp_path, "t.c", EXACT)
+    write(tmp_path, "u.c", EXACT.replace("f(", "g(").replace("knob(k)", "knob(k2)"))
+    config(tmp_path, k=2)
+    done = approxcc("-c", "t.c", "u.c", "-fapprox-config=c.json", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.startswith(WARNING.format("warning", ""))
+    assert "error: knob 'k': value 2 is outside its domain [1]" in done.stderr
+    assert done.stderr.endswith("1 warning and 1 error generated.\n")
+    assert "u.c" not in done.stderr  # no output, nor another unit, after an error
+    done = approxcc("-c", "u.c", cwd=tmp_path)
+    assert done.stderr.endswith("1 warning generated.\n") and done.returncode == 0
 
 
 def test_clang_warnings_go_through_the_same_place(tmp_path: Path):
@@ -350,7 +373,8 @@ def test_bad_configuration(kernel: Path):
     assert done.returncode == 1
     assert done.stderr.startswith("c.json:2:33: error: malformed configuration: ")
     assert done.stderr.endswith('    2 |  "knobs": {"terms": {"value": 2,}}}\n'
-                                "      |                                 ^\n")
+                                "      |                                 ^\n"
+                                "1 error generated.\n")
     config(kernel, terms=3)
     done = approxcc("k.c", "--config", "c.json", "-o", "k", cwd=kernel)
     assert done.returncode == 1
@@ -364,7 +388,8 @@ def test_python_models_go_to_the_ml_build_which_c_builds_never_import(kernel: Pa
     done = approxcc("build", "model.py", "-o", "out", "--target=cpu,cuda", "-###", cwd=kernel)
     assert done.returncode == 0, done.stderr
     jobs = [line for line in done.stderr.splitlines() if line.startswith(" ")]
-    assert jobs == [" approxcc-ml-build model.py -o out --target=cpu,cuda"]
+    assert len(jobs) == 1 and jobs[0].endswith(" -cc1 ml-build model.py -o out "
+                                               "--target=cpu,cuda")
     done = approxcc("model.py", "k.c", cwd=kernel)
     assert done.stderr == "approxcc: error: a .py model is built alone: one model per command\n"
     probe = ("import sys; from approxcc.driver.build import main; status = main(['-c', 'k.c']); "

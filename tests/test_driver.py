@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import Result, run_approxcc
 
 ROOT = Path(__file__).resolve().parents[1]
-APPROXCC = str(Path(sys.executable).parent / "approxcc")
 SIGNAL = ROOT / "examples" / "perforation" / "signal.c"
 
 # Counts the iterations its annotated loop runs; prints them with a result.
@@ -41,9 +41,10 @@ int main(int argc, char **argv) {
 """
 
 
-def approxcc(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
-    return subprocess.run([APPROXCC, *args], cwd=cwd, capture_output=True, text=True,
-                          check=check)
+def approxcc(*args: str, cwd: Path, check: bool = True) -> Result:
+    done = run_approxcc(args, cwd=cwd)
+    assert not check or done.returncode == 0, done.stderr
+    return done
 
 
 def run(binary: Path, *args: str) -> str:
@@ -107,17 +108,37 @@ def test_separate_compilation_and_defines(counting: Path) -> None:
     assert run(tmp / "linked") == "pi=3.041839619 iterations=10\n"
 
 
-def test_print_jobs_runs_nothing(counting: Path) -> None:
+def job_names(stderr: str) -> list[str]:
+    """The jobs -### printed (lines indented by a space), by tool; approxcc's own with the
+    subcommand: "approxcc -cc1 frontend", "approxcc opt"."""
+    names = []
+    for argv in (shlex.split(line) for line in stderr.splitlines() if line.startswith(" ")):
+        name = Path(argv[0]).name
+        if name == "approxcc":
+            name += " " + " ".join(argv[1:3] if argv[1] == "-cc1" else argv[1:2])
+        names.append(name)
+    return names
+
+
+def test_print_jobs_runs_nothing_and_pasted_rebuilds_the_program(counting: Path) -> None:
     tmp = counting.parent
-    jobs = approxcc("build", str(counting), "-Iinc", "-O3", "-o", "never", "-###", cwd=tmp)
+    approxcc("build", str(counting), "-Iinc", "-O3", "--config", config(tmp, terms=4),
+             "-o", "built", cwd=tmp)
+    jobs = approxcc("build", str(counting), "-Iinc", "-O3", "--config", "config.json",
+                    "-o", "pasted", "-###", cwd=tmp)
     # clang's layout: the version banner, then one line per job, indented by a space
     assert jobs.stderr.startswith("approxcc version ")
+    assert job_names(jobs.stderr) == [
+        "approxcc -cc1 frontend", "approxcc opt", "mlir-opt", "mlir-translate", "opt", "llc",
+        "cc", "cc"]  # the remainder (frontend/tu_split.py), the link
     lines = [line for line in jobs.stderr.splitlines() if line.startswith(" ")]
-    tools = [Path(line.split()[0]).name for line in lines]
-    assert tools == ["approxcc-frontend", "approxcc-opt", "mlir-opt", "mlir-translate", "opt",
-                     "llc", "cc", "cc"]  # the remainder (frontend/tu_split.py), the link
-    assert "-O3" in lines[4]
-    assert not (tmp / "never").exists()
+    assert "-O3" in lines[4] and "approx-apply-config" in lines[1]
+    assert not (tmp / "pasted").exists()
+    # the lines, pasted into a shell, build the same program
+    subprocess.run(["bash", "-e", "-c", "\n".join(lines)], cwd=tmp, check=True,
+                   capture_output=True, text=True)
+    pasted = run(tmp / "pasted")
+    assert pasted == run(tmp / "built") and pasted.endswith(" iterations=250\n")
 
 
 def test_config_errors_name_the_knob(counting: Path) -> None:

@@ -14,10 +14,12 @@ from typing import Any
 import jax
 import numpy as np
 import pytest
+from conftest import run_approxcc
 
 from approxcc import AnnotationError, approx
 from approxcc.diagnostics import CompileError
-from approxcc.ml.build import Manifest, _import, build_model
+from approxcc.ml.build import Manifest, build_model
+from approxcc.ml.program import load_program
 from approxcc.ml.runtime import Program, load
 from approxcc.ml.transforms import exact_value, make_variant
 
@@ -333,9 +335,7 @@ def test_build_errors(tmp_path: Path, source: str, line: int, message: str) -> N
     assert str(info.value).startswith(f"{model}:{line}:")
     assert message in str(info.value)
     # the command line prints the same diagnostic and exits with status 1
-    proc = subprocess.run([sys.executable, "-m", "approxcc.ml.build", str(model),
-                           "-o", str(tmp_path / "out")], capture_output=True, text=True,
-                          cwd=ROOT)
+    proc = run_approxcc([model, "-o", tmp_path / "out"], cwd=ROOT)
     assert proc.returncode == 1 and proc.stderr.startswith(f"{model}:{line}:")
     assert "Traceback" not in proc.stderr
 
@@ -349,6 +349,6 @@ def test_importing_approxcc_does_not_import_jax() -> None:
 def test_user_module_import_is_isolated(tmp_path: Path) -> None:
     model = tmp_path / "plain.py"
     model.write_text("VALUE = 3\n")
-    assert _import(model).VALUE == 3
     with pytest.raises(CompileError, match="no function decorated"):
-        build_model(model, tmp_path / "out")
+        load_program(model)
+    assert "approxcc_model_plain" in sys.modules and "VALUE" not in globals()

@@ -270,10 +270,3 @@ def test_bind_runtime_rejects_a_mistyped_variant(tmp_path: Path) -> None:
         _run(tmp_path, mlir, VARIANTS_C)
     assert str(err.value.diagnostic.loc) == "t.c:1:1"
     assert "variant 'f_coarse' has type (i64) -> i32" in err.value.diagnostic.message
-
-
-def test_every_registered_transform_has_a_pattern() -> None:
-    from approxcc.dialect import TRANSFORMS
-    from approxcc.lowering.transform import TRANSFORM_PATTERNS
-
-    assert set(TRANSFORM_PATTERNS) == set(TRANSFORMS)

@@ -20,6 +20,7 @@ temporary folder, in the temporary directory itself (prefixed, as clang names th
 from __future__ import annotations
 
 import os
+import select
 import subprocess
 import sys
 from collections.abc import Callable
@@ -31,7 +32,8 @@ from xdsl.dialects.builtin import ModuleOp
 
 from approxcc.diagnostics import CompileError, warn
 from approxcc.driver import cc1, program_knobs
-from approxcc.driver.options import C_SUFFIXES, Options
+from approxcc.driver.invocation import approxcc_command
+from approxcc.driver.options import C_SUFFIXES, DependencyOptions, Options
 from approxcc.driver.program_knobs import KnobRecord
 from approxcc.driver.toolchain import (
     RUNTIME_DIR,
@@ -64,14 +66,14 @@ class ToolFailure(Exception):
     """A tool failed on input approxcc generated: an internal compiler error."""
 
 
-def approxcc_command() -> list[str]:
-    """How a shell runs this approxcc: the console script beside the interpreter, else the
-    interpreter on the entry point."""
-    script = Path(sys.executable).parent / "approxcc"
-    if script.is_file():
-        return [str(script)]
-    return [sys.executable, "-c", "import sys; from approxcc.cli import main; "
-            "sys.argv[0] = 'approxcc'; main()"]
+def _reader_gone() -> bool:
+    """Whether standard output is a pipe whose reader has closed it."""
+    try:
+        poll = select.poll()
+        poll.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poll.poll(0))
+    except (OSError, ValueError):
+        return False
 
 
 @dataclass
@@ -93,6 +95,8 @@ class Job:
         if self.run is not None:
             try:
                 self.run()
+            except BrokenPipeError:
+                raise
             except OSError as err:  # an output that cannot be written, as clang words it
                 raise CompileError(f"unable to open output file '{err.filename}': "
                                    f"{err.strerror}") from None
@@ -102,6 +106,8 @@ class Job:
                               stderr=subprocess.PIPE, text=True, errors="replace")
         if proc.returncode == 0:
             return
+        if self.to_stdout and _reader_gone():
+            raise BrokenPipeError("standard output closed")  # `approxcc -E ... | head`
         output = (proc.stderr.strip() or (proc.stdout or "").strip())
         if self.phase in _INTERNAL_TOOLS:
             raise ToolFailure(f"{self.phase} failed with exit code {proc.returncode}: "
@@ -129,9 +135,13 @@ class _Unit:
 
 
 class Compilation:
-    def __init__(self, opts: Options, workdir: Path):
+    """The jobs of one command line. `tag` prefixes the intermediates' names when they go to
+    the shared temporary directory (-###: the printed commands must be able to write them)."""
+
+    def __init__(self, opts: Options, workdir: Path, tag: str = ""):
         self.opts = opts
         self.workdir = workdir
+        self.tag = tag
         self.jobs: list[Job] = []
         self.units: dict[str, _Unit] = {}
         self.stems: set[str] = set()
@@ -140,7 +150,7 @@ class Compilation:
         self.parse_args = [*opts.clang_args, "-isystem", str(RUNTIME_DIR)]
 
     def temp(self, stem: str, suffix: str) -> Path:
-        return self.workdir / f"{stem}{suffix}"
+        return self.workdir / f"{self.tag}{stem}{suffix}"
 
     def unique_stem(self, src: str) -> str:
         stem, n = Path(src).stem, 1
@@ -153,29 +163,30 @@ class Compilation:
         return Path(src).stem + _DEFAULT_SUFFIX[self.opts.emit]
 
     # phases ------------------------------------------------------------------------------
-    def build_jobs(self) -> None:
+    def build_jobs(self) -> list[Job]:
+        """Every job of the command line, in the order they run."""
         opts = self.opts
-        if opts.models():
-            self.jobs.append(self.model_job(opts.models()[0]))
-            return
         link_inputs: list[str] = []
         for item in opts.sources:
-            if item.endswith(C_SUFFIXES) and not item.startswith("-"):
+            if item.endswith(".py") and not item.startswith("-"):
+                self.jobs.append(self.model_job(item))
+            elif item.endswith(C_SUFFIXES) and not item.startswith("-"):
                 if opts.preprocess_only:
                     self.jobs.append(self.preprocess_job(item))
                 else:
                     link_inputs += self.compile_jobs(item)
-            elif opts.links():
+            elif opts.links() and not opts.models():
                 link_inputs.append(item)  # objects, libraries, -l, -Wl,
             elif not item.startswith("-"):
                 warn(f"{item}: 'linker' input unused", flag="-Wunused-command-line-argument")
-        if opts.links():
+        if opts.links() and not opts.models():
             self.jobs.append(self.link_job(link_inputs))
+        return self.jobs
 
     def preprocess_job(self, src: str) -> Job:
         out = ["-o", self.opts.output] if self.opts.output not in (None, "-") else []
         deps = self.opts.dependencies.flags() if self.opts.dependencies else []
-        return Job([compiler_for([src]), "-E", *self.parse_args, *deps, src, *out],
+        return Job([compiler_for([src]), "-E", *self.parse_args, *deps, src, *out], "cc",
                    to_stdout=not out)
 
     def compile_jobs(self, src: str) -> list[str]:
@@ -183,86 +194,109 @@ class Compilation:
         and the remainder the frontend left to the system compiler (frontend/tu_split.py)."""
         opts = self.opts
         stem = self.unique_stem(src)
-        unit = self.units.setdefault(src, _Unit())
-        approx_mlir, core_mlir = self.temp(stem, ".approx.mlir"), self.temp(stem, ".core.mlir")
-        remainder = self.temp(f"{stem}.rest", Path(src).suffix)
-        knobs_s = self.temp(f"{stem}.knobs", ".s")
-        object_out = opts.compile_only and opts.emit is None
-
-        def frontend() -> None:
-            from approxcc.frontend.c_parse import compile_unit
-
-            compiled = compile_unit(src, self.parse_args + opts.warning_args)
-            unit.module = compiled.module
-            unit.knobs = program_knobs.module_knobs(compiled.module, src)
-            if opts.dependencies is not None:
-                unit.included = depfile.included_files(compiled.tu,
-                                                       opts.dependencies.system_headers)
-            approx_mlir.write_text(print_module(compiled.module, generic=False))
-            remainder.write_text(compiled.remainder)
-            if object_out:
-                knobs_s.write_text(program_knobs.assembly(unit.knobs))
-
-        def approx_passes() -> None:
-            from xdsl.context import Context
-
-            from approxcc.lowering.apply_config import ApplyConfigPass
-            from approxcc.lowering.registry import default_pipeline
-
-            apply = [ApplyConfigPass(opts.config, partial=True)] if opts.config else []
-            for p in apply + default_pipeline(tunable=opts.tunable):
-                p.apply(Context(), unit.module)
-            core_mlir.write_text(print_module(unit.module, generic=True))
-
-        config = [f"-fapprox-config={opts.config}"] if opts.config else \
-            (["-fapprox-tunable"] if opts.tunable else [])
-        self.jobs.append(Job(["approxcc-frontend", src, *self.parse_args, *opts.warning_args,
-                              "-o", str(approx_mlir)], frontend))
+        self.jobs.append(self.frontend_job(src, stem))
         if opts.emit == "approx":
-            self.jobs.append(self.deliver_job(approx_mlir, src))
+            self.jobs.append(self.deliver_job(self.temp(stem, ".approx.mlir"), src))
             return []
-        self.jobs.append(Job(["approxcc-opt", str(approx_mlir), *config, "-o", str(core_mlir)],
-                             approx_passes))
+        self.jobs.append(self.passes_job(src, stem))
+        core_mlir = self.temp(stem, ".core.mlir")
         if opts.emit == "mlir":
             self.jobs.append(self.deliver_job(core_mlir, src))
             return []
         llvm_mlir, ll, opt_ll = (self.temp(stem, s) for s in (".llvm.mlir", ".ll", ".opt.ll"))
         cpu = [f"-mcpu={opts.target_cpu}"] if opts.target_cpu else []
         self.jobs += [
-            Job(core_to_llvm.mlir_opt_args(tool("mlir-opt"), str(core_mlir), str(llvm_mlir))),
-            Job(core_to_llvm.translate_args(tool("mlir-translate"), str(llvm_mlir), str(ll))),
+            Job(core_to_llvm.mlir_opt_args(tool("mlir-opt"), str(core_mlir), str(llvm_mlir)),
+                "mlir-opt"),
+            Job(core_to_llvm.translate_args(tool("mlir-translate"), str(llvm_mlir), str(ll)),
+                "mlir-translate"),
             Job([*core_to_llvm.opt_args(tool("opt"), opts.opt_level, str(ll), str(opt_ll)),
-                 *cpu]),
+                 *cpu], "opt"),
         ]
         if opts.emit == "llvm":
             self.jobs.append(self.deliver_job(opt_ll, src))
             return []
         if opts.emit == "bc":
             self.jobs.append(Job([tool("llvm-as"), str(opt_ll), "-o",
-                                  opts.output or self.default_output(src)]))
+                                  opts.output or self.default_output(src)], "llvm-as"))
             return []
         if opts.emit == "asm":
             out = opts.output or self.default_output(src)
             self.jobs.append(Job([*core_to_llvm.llc_args(tool("llc"), opts.opt_level,
                                                          str(opt_ll), out, filetype="asm"),
-                                  *cpu]))
+                                  *cpu], "llc"))
             return []
         objects = [str(self.temp(stem, ".mlir.o")), str(self.temp(f"{stem}.rest", ".o"))]
+        remainder = self.temp(f"{stem}.rest", Path(src).suffix)
         self.jobs += [
             Job([*core_to_llvm.llc_args(tool("llc"), opts.opt_level, str(opt_ll), objects[0]),
-                 *cpu]),
+                 *cpu], "llc"),
             self.remainder_job(src, remainder, objects[1], self.temp(f"{stem}.rest", ".d")),
         ]
         obj = opts.output if opts.compile_only and opts.output else self.default_output(src)
         if opts.dependencies is not None:
-            self.jobs.append(self.depfile_job(src, obj, self.temp(f"{stem}.rest", ".d"),
-                                              remainder))
-        if not object_out:
+            self.jobs.append(self.depfile_job(src, stem, obj))
+        if not (opts.compile_only and opts.emit is None):
             return objects
         # -c: one object, both halves and the knob record relocatably linked
-        self.jobs.append(Job([compiler_for([src]), "-r", "-nostdlib", *objects, str(knobs_s),
-                              "-o", obj]))
+        self.jobs.append(Job([compiler_for([src]), "-r", "-nostdlib", *objects,
+                              str(self.temp(f"{stem}.knobs", ".s")), "-o", obj], "cc"))
         return [obj]
+
+    def frontend_job(self, src: str, stem: str) -> Job:
+        """libclang and the C frontend: `approxcc -cc1 frontend`."""
+        opts = self.opts
+        unit = self.units.setdefault(src, _Unit())
+        out, remainder = self.temp(stem, ".approx.mlir"), self.temp(f"{stem}.rest",
+                                                                     Path(src).suffix)
+        knobs_asm = self.temp(f"{stem}.knobs", ".s") \
+            if opts.compile_only and opts.emit is None else None
+        includes = self.temp(stem, ".includes") if opts.dependencies is not None else None
+        system_headers = opts.dependencies is not None and opts.dependencies.system_headers
+        clang_args = self.parse_args + opts.warning_args
+
+        def run() -> None:
+            unit.module, unit.knobs = cc1.frontend(src, clang_args, out, remainder,
+                                                   knobs_asm, includes, system_headers)
+
+        argv = [*approxcc_command(), "-cc1", "frontend", src, "-o", str(out), "--remainder",
+                str(remainder)]
+        argv += ["--knobs-asm", str(knobs_asm)] if knobs_asm else []
+        argv += ["--includes", str(includes)] * bool(includes)
+        argv += ["--system-headers"] * system_headers
+        return Job([*argv, "--", *self.parse_args, *opts.diagnostic_args], "frontend", run,
+                   unit=src)
+
+    def pipeline(self) -> str:
+        """The approx passes, spelled as `approxcc opt --pass-pipeline` takes them."""
+        from approxcc.lowering.apply_config import ApplyConfigPass
+        from approxcc.lowering.registry import DEFAULT_PIPELINE, TUNABLE_PIPELINE
+
+        if self.opts.tunable:
+            return TUNABLE_PIPELINE
+        if not self.opts.config:
+            return DEFAULT_PIPELINE
+        apply = ApplyConfigPass(self.opts.config, partial=True).pipeline_pass_spec()
+        return f"{apply},{DEFAULT_PIPELINE}"
+
+    def passes_job(self, src: str, stem: str) -> Job:
+        """The approx passes over the frontend's module (in memory): `approxcc opt`."""
+        from approxcc.driver.opt import print_module
+        from approxcc.lowering.registry import parse_pipeline
+
+        unit, pipeline = self.units[src], self.pipeline()
+        approx_mlir, core_mlir = self.temp(stem, ".approx.mlir"), self.temp(stem, ".core.mlir")
+
+        def run() -> None:
+            ctx = Context()
+            for p in parse_pipeline(pipeline):
+                inject_fault(p.name)
+                p.apply(ctx, unit.module)
+            core_mlir.write_text(print_module(unit.module, generic=True))
+
+        return Job([*approxcc_command(), "opt", f"--pass-pipeline={pipeline}",
+                    "--mlir-print-op-generic", str(approx_mlir), "-o", str(core_mlir)],
+                   "approx-passes", run, unit=src)
 
     def remainder_job(self, src: str, remainder: Path, obj: str, deps: Path) -> Job:
         """The system compiler on what the frontend left to it (frontend/tu_split.py); quoted
@@ -272,9 +306,10 @@ class Compilation:
                      ["-MD" if opts.dependencies.system_headers else "-MMD", "-MF", str(deps)])
         return Job([compiler_for([src]), f"-O{opts.opt_level}", "-c", *self.parse_args,
                     *opts.codegen_args, *dep_flags, "-iquote", str(Path(src).parent),
-                    str(remainder), "-o", obj])
+                    str(remainder), "-o", obj], "cc")
 
-    def depfile_job(self, src: str, obj: str, remainder_rule: Path, remainder: Path) -> Job:
+    def depfile_job(self, src: str, stem: str, obj: str) -> Job:
+        """The object's make rule: `approxcc -cc1 depfile`."""
         deps = self.opts.dependencies
         assert deps is not None
         if deps.file:
@@ -283,28 +318,24 @@ class Compilation:
             path = str(Path(obj).with_suffix(".d"))  # beside the object, as clang puts it
         else:
             path = f"{Path(src).stem}.d"
-        unit = self.units[src]
+        includes, rule = self.temp(stem, ".includes"), self.temp(f"{stem}.rest", ".d")
+        remainder, config = self.temp(f"{stem}.rest", Path(src).suffix), self.opts.config
+        written = DependencyOptions(deps.system_headers, path, deps.targets, deps.phony)
 
-        def write() -> None:
-            from_cc = [p for p in depfile.read_rule(remainder_rule)
-                       if Path(p).resolve() != remainder.resolve()]
-            config = [self.opts.config] if self.opts.config else []
-            depfile.write(deps, path, obj, src, unit.included + from_cc + config)
+        def run() -> None:
+            cc1.dependency_file(src, written, path, obj, includes, rule, remainder, config)
 
-        return Job(["approxcc-depfile", src, *deps.flags()[:1], "-MF", path, "-MT",
-                    " ".join(deps.targets) or obj, *(["-MP"] if deps.phony else [])], write)
+        return Job([*approxcc_command(), "-cc1", "depfile", src, "--target", obj,
+                    "--includes", str(includes), "--rule", str(rule), "--remainder",
+                    str(remainder), *(["--config", config] if config else []), "--",
+                    *written.flags()], "depfile", run)
 
     def deliver_job(self, path: Path, src: str) -> Job:
-        """Deliver an intermediate text file to -o (`-` = stdout)."""
+        """An intermediate text file to -o (`-` = stdout)."""
         out = self.opts.output or self.default_output(src)
-
-        def deliver() -> None:
-            if out == "-":
-                sys.stdout.write(path.read_text())
-            else:
-                shutil.copyfile(path, out)
-
-        return Job(["approxcc-emit", str(path), "-o", out], deliver)
+        if out == "-":
+            return Job(["cat", str(path)], "cat", to_stdout=True)
+        return Job(["cp", str(path), out], "cp")
 
     def link_job(self, inputs: list[str]) -> Job:
         """cc over the objects, libraries and linker flags in command-line order, and the
@@ -324,17 +355,12 @@ class Compilation:
 
         return Job([compiler_for(sources), *inputs, str(runtime_object()), "-o",
                     opts.output or "a.out", *opts.link_args, *opts.codegen_args, "-lm"],
-                   prepare=check)
+                   "link", prepare=check)
 
     def model_job(self, model: str) -> Job:
-        """A .py model: every variant compiled with IREE (approxcc.ml.build, loaded only
-        here: C builds never import JAX)."""
+        """A .py model: every variant compiled with IREE: `approxcc -cc1 ml-build`."""
         out = self.opts.output or Path(model).stem
         targets = self.opts.ml_targets or "cpu"
-
-        def build() -> None:
-            from approxcc.ml.build import build_model
-
-            build_model(model, out, targets.split(","))
-
-        return Job(["approxcc-ml-build", model, "-o", out, f"--target={targets}"], build)
+        return Job([*approxcc_command(), "-cc1", "ml-build", model, "-o", out,
+                    f"--target={targets}"], "ml-build",
+                   lambda: cc1.model_build(model, out, targets))

@@ -62,25 +62,26 @@ def _chunks(text: str, split: bool) -> Iterator[tuple[str, int]]:
         offset += chunk.count("\n")
 
 
-def print_module(module: ModuleOp) -> str:
+def print_module(module: ModuleOp, generic: bool = False) -> str:
+    """The module as text; `generic`: the generic op form, which upstream mlir-opt reads."""
     out = io.StringIO()
-    Printer(stream=out).print_op(module)
+    Printer(stream=out, print_generic_format=generic).print_op(module)
     return f"{out.getvalue()}\n"
 
 
 def _run(ctx: Context, chunk: str, name: str, offset: int, passes: list[ModulePass],
-         print_ir_after_all: bool) -> str:
+         print_ir_after_all: bool, generic: bool) -> str:
     module = parse_module(ctx, chunk, name, offset)
     for p in passes:
         p.apply(ctx, module)
         if print_ir_after_all:
             print(f"// -----// IR Dump After {p.name} //----- //\n{print_module(module)}",
                   file=sys.stderr)
-    return print_module(module)
+    return print_module(module, generic)
 
 
 def run_opt(input_path: str, pipeline: str, print_ir_after_all: bool, split_input_file: bool,
-            output: str) -> int:
+            output: str, generic: bool = False) -> int:
     """Runs `pipeline` over the input ("-" = stdin). With `split_input_file`, every chunk is
     processed even after an error (errors go to stderr, the status is then 1); otherwise a
     CompileError propagates to the caller."""
@@ -97,7 +98,8 @@ def run_opt(input_path: str, pipeline: str, print_ir_after_all: bool, split_inpu
     status = 0
     for chunk, offset in _chunks(text, split_input_file):
         try:
-            results.append(_run(ctx, chunk, name, offset, passes, print_ir_after_all))
+            results.append(_run(ctx, chunk, name, offset, passes, print_ir_after_all,
+                                generic))
         except CompileError as err:
             if not split_input_file:
                 raise

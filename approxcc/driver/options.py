@@ -67,6 +67,7 @@ class Options:
     ml_targets: str | None = None    # --target= of .py models
     warnings: WarningOptions = field(default_factory=WarningOptions)
     color: str = "auto"              # -fdiagnostics-color=
+    diagnostic_args: list[str] = field(default_factory=list)  # -w, -W..., colour: as given
     show_version: bool = False
     show_help: bool = False
 
@@ -440,6 +441,8 @@ class _Parser:
             elif arg.flag is None:
                 self.opts.sources.append(arg.value)
             else:
+                if arg.flag.section == _W:
+                    self.opts.diagnostic_args += arg.raw  # for the frontend's command line
                 try:
                     arg.flag.action(self, arg.spelling, arg.value)
                 except CompileError as err:

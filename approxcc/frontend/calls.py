@@ -12,35 +12,22 @@ that are not variadic are `func.func`s, called with `func.call`; the others are 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from clang.cindex import Cursor, CursorKind, Type, TypeKind
 from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import (
     FunctionType,
-    SymbolRefAttr,
     UnrealizedConversionCastOp,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.irdl import IRDLOperation, irdl_op_definition, prop_def, result_def
+from xdsl.ir import Attribute, Operation, Region, SSAValue
 
-from approxcc.frontend import c_types
+from approxcc.frontend import abi, c_types
 from approxcc.frontend.c_types import LLVM_PTR, UnsupportedType, arith_of
 from approxcc.frontend.clang_eval import evaluate
 from approxcc.frontend.cursors import unparen, unsupported
-
-
-@irdl_op_definition
-class FuncConstantOp(IRDLOperation):
-    """Upstream `func.constant` (xDSL lacks it): the value of a `func.func` symbol, which
-    func-to-llvm lowers to its address."""
-
-    name = "func.constant"
-    value = prop_def(SymbolRefAttr)
-    result = result_def(FunctionType)
-
-    def __init__(self, symbol: str, ftype: FunctionType):
-        super().__init__(properties={"value": SymbolRefAttr(symbol)}, result_types=[ftype])
+from approxcc.frontend.llvm_ops import FuncConstantOp, VaArgOp, VaCopyOp, VaEndOp, VaStartOp
 
 
 @dataclass(frozen=True)
@@ -51,22 +38,28 @@ class Signature:
     result: Type
     variadic: bool            # more arguments follow, promoted (also: no prototype)
 
-    def results(self) -> list[Attribute]:
-        return [] if c_types.is_void(self.result) else [c_types.abi_type(self.result)]
+    def lowering(self, extra: Sequence[Type] = ()) -> abi.Lowering:
+        """The IR form of a call passing `extra` arguments after the parameters."""
+        return abi.lower([*self.params, *extra], self.result)
 
-    def inputs(self) -> list[Attribute]:
-        return [c_types.abi_type(t) for t in self.params]
+    def function_type(self) -> FunctionType:
+        low = self.lowering()
+        return FunctionType.from_lists(low.inputs(), low.result_types)
 
     def llvm_type(self) -> llvm.LLVMFunctionType:
-        ret = self.results()
-        return llvm.LLVMFunctionType(self.inputs(), ret[0] if ret else llvm.LLVMVoidType(),
-                                     is_variadic=self.variadic)
+        low = self.lowering()
+        return llvm.LLVMFunctionType(low.inputs(), low.llvm_result(), is_variadic=self.variadic)
 
     def declaration(self, name: str) -> Operation:
         """The external declaration of a function of this signature."""
+        attrs = self.lowering().arg_attrs()
         if self.variadic:
-            return llvm.FuncOp(name, self.llvm_type(), linkage=llvm.LinkageAttr("external"))
-        return func.FuncOp.external(name, self.inputs(), self.results())
+            op = llvm.FuncOp(name, self.llvm_type(), linkage=llvm.LinkageAttr("external"))
+        else:
+            op = func.FuncOp(name, self.function_type(), Region(), "private")
+        if attrs is not None:
+            op.arg_attrs = attrs
+        return op
 
 
 def type_signature(ftype: Type) -> Signature:
@@ -92,6 +85,23 @@ def function_signature(fn: Cursor, redeclarations: list[Cursor]) -> Signature:
     return type_signature(fn.type)
 
 
+_VA_BUILTINS = {"__builtin_va_start": VaStartOp, "__builtin_va_end": VaEndOp,
+                "__builtin_va_copy": VaCopyOp}
+_VA_LISTS = {"__builtin_va_start": 1, "__builtin_va_end": 1, "__builtin_va_copy": 2}
+
+
+def is_va_arg(c: Cursor) -> bool:
+    """`va_arg(ap, T)`: libclang shows an expression of type T whose only child is the
+    `va_list` (decayed to `struct __va_list_tag *`)."""
+    kids = list(c.get_children())
+    return c.kind == CursorKind.UNEXPOSED_EXPR and len(kids) == 1 and \
+        kids[0].type.get_canonical().spelling == _VA_LIST and \
+        c.type.get_canonical().spelling != _VA_LIST
+
+
+_VA_LIST = "struct __va_list_tag *"
+
+
 def _is_function(c: Cursor) -> bool:
     c = unparen(c)
     return c.kind == CursorKind.DECL_REF_EXPR and c.referenced is not None and \
@@ -107,6 +117,11 @@ class CallEmitter:
             target = next(c.get_children())  # the callee expression: a function pointer
             return self.emit_call(c, type_signature(c_types.pointee_type(target.type)),
                                   pointer=self.rvalue(target))
+        if callee.spelling in _VA_BUILTINS:
+            lists = list(c.get_arguments())[:_VA_LISTS[callee.spelling]]
+            self.b.insert(_VA_BUILTINS[callee.spelling](*(self.b.pointer(self.rvalue(a))
+                                                          for a in lists)))
+            return None
         if callee.spelling.startswith("__builtin_"):  # what <math.h> macros expand to
             if evaluate(c) is None:
                 raise unsupported(f"the builtin '{callee.spelling}'", c)
@@ -121,32 +136,84 @@ class CallEmitter:
         if len(args) < len(sig.params) or len(args) > len(sig.params) and not sig.variadic:
             raise unsupported("a call with another number of arguments than the function's "
                               "definition", c)
-        values = [self.argument(a, t) for a, t in zip(args, sig.params, strict=False)]
-        values += [self.argument(a, None) for a in args[len(sig.params):]]
-        results = sig.results()
+        low = sig.lowering([a.type for a in args[len(sig.params):]])
+        if pointer is not None and low.arg_attrs() is not None:
+            raise unsupported("a call through a pointer passing a large struct by value", c)
+        values = [self.slot(c_types.element_type(sig.result))] if low.sret else []
+        for i, (a, lowered) in enumerate(zip(args, low.args, strict=True)):
+            values += self.argument(a, lowered, i < len(sig.params))
+        results = list(low.result_types)
         if pointer is None and not sig.variadic:
             value = self.b.insert(func.CallOp(symbol, values, results))
         else:
+            fixed = sig.llvm_type()
             op = llvm.CallOp(symbol or "indirect", *([pointer] if pointer else []), *values,
                              return_type=results[0] if results else None,
-                             var_callee_type=sig.llvm_type() if sig.variadic else None)
+                             var_callee_type=fixed if sig.variadic else None)
             if pointer is not None:
                 del op.properties["callee"]  # an indirect call: the first operand
             value = self.b.insert(op)
-        if results and c_types.is_pointer(sig.result):
-            return self.b.view(value, c_types.pointer_view_type(sig.result))
+        return self.c_result(low, value, values[0] if low.sret else None)
+
+    def c_result(self, low: abi.Lowering, value: SSAValue | None,
+                 sret: SSAValue | None) -> SSAValue | None:
+        """The C value a call returns, from its IR result or the memory `sret` points to."""
+        if sret is not None:
+            return self.b.insert(llvm.LoadOp(sret, c_types.element_type(low.result)))
+        if value is None:
+            return None
+        if c_types.is_record(low.result):
+            return self.from_registers([value], low.result)
+        if c_types.is_pointer(low.result):
+            return self.b.view(value, c_types.pointer_view_type(low.result))
         return value
 
-    def argument(self, a: Cursor, param: Type | None) -> SSAValue:
-        """One argument, as the parameter of type `param` receives it (None: promoted)."""
+    def argument(self, a: Cursor, lowered: abi.Arg, prototyped: bool) -> list[SSAValue]:
+        """One argument as the IR values it is passed as."""
+        param = lowered.ctype if prototyped else None
         if param is not None and c_types.is_reference(param):
-            return self.bind_reference(a)
+            return [self.bind_reference(a)]
         v = self.rvalue(a)
         if c_types.is_address(a.type):
-            return self.b.pointer(v)
+            return [self.b.pointer(v)]
+        if c_types.is_record(a.type):
+            if lowered.in_memory:
+                copy = self.slot(c_types.element_type(a.type))
+                self.b.insert(llvm.StoreOp(v, copy))
+                return [copy]
+            return self.to_registers(v, lowered.types)
         if param is not None and c_types.abi_type(param) != v.type:  # through a K&R decl
-            return self.b.convert(v, arith_of(a.type), arith_of(param))
-        return v
+            return [self.b.convert(v, arith_of(a.type), arith_of(param))]
+        return [v]
+
+    def to_registers(self, record: SSAValue, types: Sequence[Attribute]) -> list[SSAValue]:
+        """A struct value as the eightbytes it is passed in (through a stack slot)."""
+        layout = llvm.LLVMStructType.from_type_list(list(types))
+        slot = self.slot(layout)
+        self.b.insert(llvm.StoreOp(record, slot))
+        return [self.b.insert(llvm.LoadOp(self.b.insert(llvm.GEPOp.from_mixed_indices(
+            slot, [0, i], layout)), t)) for i, t in enumerate(types)]
+
+    def from_registers(self, values: Sequence[SSAValue], record: Type) -> SSAValue:
+        """The struct value that arrived in registers (eightbytes, or one `!llvm.struct`
+        of them)."""
+        layout = llvm.LLVMStructType.from_type_list([v.type for v in values])
+        slot = self.slot(layout)
+        for i, v in enumerate(values):
+            self.b.insert(llvm.StoreOp(v, self.b.insert(llvm.GEPOp.from_mixed_indices(
+                slot, [0, i], layout))))
+        return self.b.insert(llvm.LoadOp(slot, c_types.element_type(record)))
+
+    def va_arg(self, c: Cursor) -> SSAValue:
+        """The next variadic argument, of a scalar type (x86-64 reads it from the register
+        save area or the stack, as `llvm.va_arg` lowers)."""
+        if c_types.is_record(c.type):
+            raise unsupported("'va_arg' of a struct", c)
+        ap = self.b.pointer(self.rvalue(next(c.get_children())))
+        value = self.b.insert(VaArgOp(ap, c_types.abi_type(c.type)))
+        if c_types.is_pointer(c.type):
+            return self.b.view(value, c_types.pointer_view_type(c.type))
+        return value
 
     def function_address(self, c: Cursor) -> SSAValue:
         """The address of the function a DECL_REF_EXPR names (`f` where it decays, `&f`)."""
@@ -155,8 +222,7 @@ class CallEmitter:
         sig = self.unit.signature(fn)
         if sig.variadic:
             return self.b.insert(llvm.AddressOfOp(fn.spelling, LLVM_PTR))
-        value = self.b.insert(FuncConstantOp(fn.spelling, FunctionType.from_lists(
-            sig.inputs(), sig.results())))
+        value = self.b.insert(FuncConstantOp(fn.spelling, sig.function_type()))
         return self.b.insert(UnrealizedConversionCastOp.get([value], [LLVM_PTR]))
 
     def function_pointer(self, c: Cursor) -> SSAValue:

@@ -188,6 +188,24 @@ def _alias_class(t: Type | None) -> str | None:
     return "pointer" if c_types.is_pointer(c) else c.kind.spelling
 
 
+def _access_type(e: Cursor) -> Type | None:
+    """The type an access goes by: None (any) inside a union, whose members share storage."""
+    n = strip(e)
+    while n.kind in (CursorKind.MEMBER_REF_EXPR, CursorKind.ARRAY_SUBSCRIPT_EXPR):
+        kids = [strip(k) for k in n.get_children()]
+        base = next((k for k in kids if c_types.is_address(k.type) or
+                     c_types.canonical(k.type).kind == TypeKind.RECORD), None)
+        if base is None:
+            break
+        record = c_types.canonical(c_types.pointee_type(base.type)
+                                   if c_types.is_pointer(base.type) else base.type)
+        if record.kind == TypeKind.RECORD and \
+                record.get_declaration().kind == CursorKind.UNION_DECL:
+            return None
+        n = base
+    return e.type
+
+
 def _may_overlap(a: Type | None, b: Type | None) -> bool:
     ka, kb = _alias_class(a), _alias_class(b)
     return ka is None or kb is None or ka == kb
@@ -244,7 +262,7 @@ def _bound_reads(bound: Cursor) -> list[_Access] | NotCounted:
                 reads.append(_Access(_place(n), n.type, n))
         elif k in (CursorKind.MEMBER_REF_EXPR, CursorKind.ARRAY_SUBSCRIPT_EXPR) or \
                 (k == CursorKind.UNARY_OPERATOR and unary_spelling(n)[0] == "*"):
-            reads.append(_Access(_place(n), n.type, n))
+            reads.append(_Access(_place(n), _access_type(n), n))
         if k != CursorKind.CALL_EXPR and n.type.is_volatile_qualified():
             return NotCounted.at(f"the loop bound reads the volatile '{_spelling(n)}'",
                                  [note("the read is here", location(n))])
@@ -260,10 +278,10 @@ def _loop_writes(parts: list[Cursor], cplusplus: bool) -> tuple[list[_Access], l
             if k in (CursorKind.BINARY_OPERATOR, CursorKind.COMPOUND_ASSIGNMENT_OPERATOR) and \
                     n.binary_operator in _WRITES:
                 target = next(n.get_children())
-                writes.append(_Access(_place(target), target.type, n))
+                writes.append(_Access(_place(target), _access_type(target), n))
             elif k == CursorKind.UNARY_OPERATOR and unary_spelling(n)[0] in ("++", "--"):
                 target = next(n.get_children())
-                writes.append(_Access(_place(target), target.type, n))
+                writes.append(_Access(_place(target), _access_type(target), n))
             elif k in (CursorKind.CALL_EXPR, CursorKind.CXX_NEW_EXPR,
                        CursorKind.CXX_DELETE_EXPR) and not _writes_nothing(n):
                 calls.append(n)

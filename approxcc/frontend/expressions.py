@@ -16,6 +16,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from approxcc.frontend import c_types
 from approxcc.frontend.builder import is_zero
 from approxcc.frontend.c_types import INTPTR, LLVM_PTR, Arith, UnsupportedType, arith_of
+from approxcc.frontend.calls import is_va_arg
 from approxcc.frontend.clang_eval import evaluate
 from approxcc.frontend.counted_loops import (
     unary_spelling,
@@ -48,7 +49,8 @@ _CMP = {BinaryOperator.LT: ("slt", "ult", "olt"), BinaryOperator.LE: ("sle", "ul
         BinaryOperator.GT: ("sgt", "ugt", "ogt"), BinaryOperator.GE: ("sge", "uge", "oge"),
         BinaryOperator.EQ: ("eq", "eq", "oeq"), BinaryOperator.NE: ("ne", "ne", "une")}
 _LVALUE_KINDS = (CursorKind.DECL_REF_EXPR, CursorKind.ARRAY_SUBSCRIPT_EXPR,
-                 CursorKind.UNARY_OPERATOR, CursorKind.STRING_LITERAL, CursorKind.MEMBER_REF_EXPR)
+                 CursorKind.UNARY_OPERATOR, CursorKind.STRING_LITERAL, CursorKind.MEMBER_REF_EXPR,
+                 CursorKind.COMPOUND_LITERAL_EXPR)
 
 _FUNCTIONS = (TypeKind.FUNCTIONPROTO, TypeKind.FUNCTIONNOPROTO)
 # Where a variable declared without `static`/`extern` still has static storage.
@@ -77,6 +79,8 @@ class ExpressionEmitter:
             obj = self.pointed_to(base, c_types.pointee_type(base.type)) \
                 if c_types.is_address(base.type) else self.lvalue(base)
             return self.member(obj, c.referenced, c.type)
+        if k == CursorKind.COMPOUND_LITERAL_EXPR:
+            return self.compound_literal(c)
         if k == CursorKind.STRING_LITERAL:
             sym = self.unit.string_global(string_bytes(c))
             return self.at_address(self.b.insert(llvm.AddressOfOp(sym, LLVM_PTR)), c.type)
@@ -144,6 +148,8 @@ class ExpressionEmitter:
             return self.constant(c)
         if k == CursorKind.PAREN_EXPR:
             return self.rvalue(next(c.get_children()))
+        if k == CursorKind.UNEXPOSED_EXPR and is_va_arg(c):
+            return self.va_arg(c)
         if k == CursorKind.UNEXPOSED_EXPR or k == CursorKind.CSTYLE_CAST_EXPR:
             return self.cast(c)
         if k == CursorKind.DECL_REF_EXPR:
@@ -153,7 +159,8 @@ class ExpressionEmitter:
             if var in self.vars and not c_types.is_reference(var.type):
                 return self.vars[var]
             return self.load(self.lvalue(c))
-        if k in (CursorKind.ARRAY_SUBSCRIPT_EXPR, CursorKind.MEMBER_REF_EXPR):
+        if k in (CursorKind.ARRAY_SUBSCRIPT_EXPR, CursorKind.MEMBER_REF_EXPR,
+                 CursorKind.COMPOUND_LITERAL_EXPR):
             return self.load(self.lvalue(c))
         if k == CursorKind.BINARY_OPERATOR:
             return self.binary(c)
@@ -168,12 +175,20 @@ class ExpressionEmitter:
             return self.select(self.truth(cond), lambda: self.rvalue(then),
                                lambda: self.rvalue(other), self.value_type(c.type))
         if k in (CursorKind.CXX_UNARY_EXPR,) or k.name == "UNARY_EXPR":
-            return self.constant(c)
+            return self.type_trait(c)
         raise unsupported(f"the expression '{k.name.lower()}'", c)
 
     def value_type(self, t) -> Attribute:
         """The MLIR type of a C rvalue of type `t`."""
         return c_types.element_type(t) if c_types.is_record(t) else c_types.scalar_type(t)
+
+    def type_trait(self, c: Cursor) -> SSAValue:
+        """`sizeof`, `_Alignof`: constants, but for `sizeof` of a variable-length array."""
+        kids = [k for k in c.get_children() if k.kind != CursorKind.TYPE_REF]
+        if evaluate(c) is None and next(c.get_tokens()).spelling == "sizeof" and kids:
+            size = self.b.insert(arith.IndexCastOp(self.byte_size(kids[0].type), INTPTR.mlir))
+            return self.b.convert(size, INTPTR, arith_of(c.type))
+        return self.constant(c)
 
     def constant(self, c: Cursor) -> SSAValue:
         value = evaluate(c)

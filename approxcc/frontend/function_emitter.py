@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from clang.cindex import Cursor, CursorKind
-from xdsl.dialects import func
+from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import (
     StringAttr,
     i32,
@@ -43,44 +43,80 @@ class FunctionEmitter(KnobEmitter, StatementEmitter, SwitchEmitter, JumpEmitter,
         self.fn = fn
         self.body = next(c for c in fn.get_children() if c.kind == CursorKind.COMPOUND_STMT)
         self.params = [c for c in fn.get_children() if c.kind == CursorKind.PARM_DECL]
-        self.entry = Block(arg_types=[self.abi(p) for p in self.params])
+        try:
+            sig = unit.signature(fn)
+            self.lowering = sig.lowering()
+        except UnsupportedType as e:
+            raise unsupported(f"type '{e}'", fn) from None
+        self.terminator = llvm.ReturnOp if sig.variadic else func.ReturnOp  # llvm.func
+        self.entry = Block(arg_types=self.lowering.inputs())
+        args = iter(self.entry.args[1:] if self.lowering.sret else self.entry.args)
+        self.arguments = {p: [next(args) for _ in lowered.types]  # IR arguments of each
+                          for p, lowered in zip(self.params, self.lowering.args, strict=True)}
         self.allocas = Block()  # hoisted to the top of the entry block at the end
         self.b = Builder(self.entry)
         self.vars: dict[Cursor, SSAValue] = {}  # SSA parameters
         self.mem: dict[Cursor, SSAValue] = {}   # allocas
         self.result = fn.type.get_result()
-        self.returns_with: type = func.ReturnOp  # approx.yield in a function-level knob
+        self.returns_with: type = self.terminator  # approx.yield in a function-level knob
         self.flags: dict[str, SSAValue] = {}  # jump kind → flag slot of its innermost target
         self.return_slot: SSAValue | None = None  # what an early `return` returns
 
-    def abi(self, c: Cursor):
-        try:
-            return c_types.abi_type(c.type)
-        except UnsupportedType as e:
-            raise unsupported(f"type '{e}'", c) from None
-
     def emit(self, annotations: list[Annotation]) -> None:
         written = written_vars(self.body)
-        for p, arg in zip(self.params, self.entry.args, strict=True):
-            value = self.b.view(arg, c_types.pointer_view_type(p.type)) \
-                if c_types.is_pointer(p.type) else arg
+        for p, lowered in zip(self.params, self.lowering.args, strict=True):
+            args = self.arguments[p]
+            if lowered.in_memory:  # the caller's copy is the parameter
+                self.mem[p] = args[0]
+                continue
+            if lowered.coerced:
+                self.store(self.local_at(p, self.alloca(p)), self.from_registers(args, p.type))
+                continue
+            value = self.b.view(args[0], c_types.pointer_view_type(p.type)) \
+                if c_types.is_pointer(p.type) else args[0]
             if p in written and not c_types.is_reference(p.type):
                 self.store(LValue(self.alloca(p), (), p.type), value)
             else:
                 self.vars[p] = value
         if annotations:
-            self.b.insert(func.ReturnOp(*self.function_knob(annotations)))
+            self.b.insert(self.terminator(*self.function_knob(annotations)))
         else:
-            self.function_body(func.ReturnOp)
+            self.function_body(self.terminator)
+        self.lower_return()
         for op in reversed(list(self.allocas.ops)):
             op.detach()
             self.entry.insert_op_before(op, self.entry.first_op)
-        results = [] if c_types.is_void(self.result) else [c_types.abi_type(self.result)]
-        fop = func.FuncOp(self.fn.spelling, ([a.type for a in self.entry.args], results),
-                          Region(self.entry))
-        if self.fn.storage_class.name == "STATIC":
-            fop.sym_visibility = StringAttr("private")
+        internal = self.fn.storage_class.name == "STATIC"
+        if self.terminator is llvm.ReturnOp:  # variadic: only an llvm.func can be
+            fop = llvm.FuncOp(self.fn.spelling, self.unit.signature(self.fn).llvm_type(),
+                              llvm.LinkageAttr("internal" if internal else "external"),
+                              body=Region(self.entry))
+        else:
+            fop = func.FuncOp(self.fn.spelling, (self.lowering.inputs(),
+                                                 self.lowering.result_types),
+                              Region(self.entry))
+            if internal:
+                fop.sym_visibility = StringAttr("private")
+        fop.arg_attrs = self.lowering.arg_attrs()
         self.unit.module.body.block.add_op(fop)
+
+    def lower_return(self) -> None:
+        """The function's `func.return` of a C struct as the convention returns it: in
+        registers, or stored through the `sret` pointer (abi.py)."""
+        ret = self.entry.last_op
+        if not c_types.is_record(self.result) or not isinstance(ret, self.terminator):
+            return
+        value = ret.operands[0]
+        ret.detach()
+        ret.erase()
+        if self.lowering.sret:
+            self.b.insert(llvm.StoreOp(value, self.entry.args[0]))
+            self.b.insert(self.terminator())
+            return
+        result = self.lowering.result_types[0]
+        slot = self.slot(llvm.LLVMStructType.from_type_list([result]))
+        self.b.insert(llvm.StoreOp(value, slot))
+        self.b.insert(self.terminator(self.b.insert(llvm.LoadOp(slot, result))))
 
     def implicit_return(self) -> list[SSAValue]:
         """What falling off the end of the function returns (C99: main returns 0)."""

@@ -18,15 +18,19 @@ from approxcc.frontend import c_types
 from approxcc.frontend.c_types import LLVM_PTR
 
 BREAK, CONTINUE, RETURN = "break", "continue", "return"
+GOTO = "goto "  # `goto L` is the jump "goto L"
 _JUMPS = {CursorKind.BREAK_STMT: BREAK, CursorKind.CONTINUE_STMT: CONTINUE,
           CursorKind.RETURN_STMT: RETURN}
 _LOOPS = (CursorKind.FOR_STMT, CursorKind.WHILE_STMT, CursorKind.DO_STMT)
 
 
 def escapes(c: Cursor) -> frozenset[str]:
-    """The jumps (BREAK, CONTINUE, RETURN) by which control can leave statement `c`."""
+    """The jumps (BREAK, CONTINUE, RETURN, GOTO + label) by which control can leave
+    statement `c`; a block is the target of the gotos to the labels in it."""
     if c.kind in _JUMPS:
         return frozenset({_JUMPS[c.kind]})
+    if c.kind == CursorKind.GOTO_STMT:
+        return frozenset({GOTO + next(c.get_children()).spelling})
     if not c.kind.is_statement():  # expressions and declarations hold no jumps
         return frozenset()
     inner = frozenset().union(*(escapes(k) for k in c.get_children()))
@@ -34,7 +38,27 @@ def escapes(c: Cursor) -> frozenset[str]:
         return inner - {BREAK, CONTINUE}
     if c.kind == CursorKind.SWITCH_STMT:
         return inner - {BREAK}
+    if c.kind == CursorKind.COMPOUND_STMT:
+        return inner - {kind for k in c.get_children() for kind in labels(k)}
     return inner
+
+
+def labels(c: Cursor) -> list[str]:
+    """The jumps that land on statement `c`: one per label (`a: b: s` has two)."""
+    out = []
+    while c.kind == CursorKind.LABEL_STMT:
+        out.append(GOTO + c.spelling)
+        c = list(c.get_children())[-1]
+    return out
+
+
+def leaves_loop(jumps: frozenset[str]) -> frozenset[str]:
+    """The jumps that leave a loop (all but `continue`)."""
+    return jumps - {CONTINUE}
+
+
+def by_goto(jumps: frozenset[str]) -> bool:
+    return any(k.startswith(GOTO) for k in jumps)
 
 
 def returns_early(body: list[Cursor]) -> bool:
@@ -121,7 +145,7 @@ class JumpEmitter:
         self.flags[RETURN] = self.new_flag()
         self.set_flag(RETURN, False)
         if not c_types.is_void(self.result):
-            self.return_slot = self.slot(c_types.abi_type(self.result))
+            self.return_slot = self.slot(c_types.element_type(self.result))
             if self.fn.spelling == "main":
                 self.store_returned(self.implicit_return()[0])
 
@@ -138,5 +162,5 @@ class JumpEmitter:
         if slot is None:
             return []
         if slot.type == LLVM_PTR:
-            return [self.b.insert(llvm.LoadOp(slot, c_types.abi_type(self.result)))]
+            return [self.b.insert(llvm.LoadOp(slot, c_types.element_type(self.result)))]
         return [self.b.insert(memref.LoadOp.get(slot, ()))]

@@ -29,6 +29,19 @@ from approxcc.frontend import c_types, initializers
 from approxcc.frontend.c_types import LLVM_PTR, Arith, UnsupportedType
 from approxcc.frontend.cursors import string_bytes, unsupported
 
+# Declarations in a function that generate no code: types, and functions declared there.
+_NO_CODE = (CursorKind.STRUCT_DECL, CursorKind.UNION_DECL, CursorKind.ENUM_DECL,
+            CursorKind.TYPEDEF_DECL, CursorKind.FUNCTION_DECL, CursorKind.STATIC_ASSERT)
+_INITIALISERS = (CursorKind.INIT_LIST_EXPR, CursorKind.STRING_LITERAL)
+
+
+def declares_vla(statement: Cursor) -> bool:
+    """Whether a statement declares a variable-length array (on the stack until the end of
+    the enclosing block)."""
+    return statement.kind == CursorKind.DECL_STMT and any(
+        d.kind == CursorKind.VAR_DECL and c_types.constant_count(d.type) is None
+        for d in statement.get_children())
+
 
 @dataclass(frozen=True)
 class LValue:
@@ -63,12 +76,37 @@ class MemoryEmitter:
         if var.kind == CursorKind.PARM_DECL and c_types.is_array(t):  # a written `T a[]`
             self.mem[var] = self.slot(LLVM_PTR)
             return self.mem[var]
-        count = c_types.constant_count(t)
-        if count is None:
-            raise unsupported("a variable-length array", var)
-        elem = self.elem(c_types.base_element(t), var)
-        self.mem[var] = self.slot(elem, count if c_types.is_array(t) else None, t.get_align())
+        self.mem[var] = self.object_slot(var.type, var)
         return self.mem[var]
+
+    def object_slot(self, ctype, c: Cursor) -> SSAValue:
+        """Storage for a local object of type `ctype` (declared or a temporary, at `c`): at
+        function entry; a variable-length array where it is declared, as C sizes it."""
+        t = c_types.canonical(ctype)
+        elem = self.elem(c_types.base_element(t), c)
+        count = c_types.constant_count(t)
+        if count is not None:
+            return self.slot(elem, count if c_types.is_array(t) else None, t.get_align())
+        n = self.element_count(t)
+        align = c_types.base_element(t).get_align()
+        if not isinstance(elem, IntegerType | AnyFloat):
+            size = self.b.insert(arith.IndexCastOp(n, i64))
+            return self.b.insert(llvm.AllocaOp(size, elem, alignment=align))
+        return self.b.insert(memref.AllocaOp.get(elem, align, [DYNAMIC_INDEX], [n]))
+
+    def temporary(self, ctype, c: Cursor) -> LValue:
+        """A fresh unnamed object (a compound literal)."""
+        ref = self.object_slot(ctype, c)
+        if isinstance(ref.type, MemRefType) and ref.type.get_shape():
+            return LValue(ref, (self.b.index(0),), ctype)
+        return LValue(ref, (), ctype)
+
+    def compound_literal(self, c: Cursor) -> LValue:
+        """`(T){…}`: a temporary initialised each time control reaches it."""
+        lv = self.temporary(c.type, c)
+        init = [k for k in c.get_children() if k.kind == CursorKind.INIT_LIST_EXPR]
+        self.initialise(lv, init[-1])
+        return lv
 
     def slot(self, elem: Attribute, count: int | None = None, align: int = 8) -> SSAValue:
         """A stack slot at function entry for `count` elements (one object when None): a
@@ -88,7 +126,9 @@ class MemoryEmitter:
             raise unsupported(f"type '{e}'", c) from None
 
     def local(self, var: Cursor) -> LValue:
-        ref = self.mem[var]
+        return self.local_at(var, self.mem[var])
+
+    def local_at(self, var: Cursor, ref: SSAValue) -> LValue:
         if var.kind == CursorKind.PARM_DECL and c_types.is_array(var.type):  # a written `T a[]`
             return self.at_address(self.b.insert(llvm.LoadOp(ref, LLVM_PTR)), var.type)
         if isinstance(ref.type, MemRefType) and ref.type.get_shape():
@@ -167,26 +207,31 @@ class MemoryEmitter:
         """The length of each variable-length array type the parameters name (`double
         A[n][m]`: `double[m]` → m), keyed by the type's spelling, computed at function entry
         from the parameters' values there, as C evaluates them."""
-        lengths = {}
-        entry_values = {p: a for p, a in zip(self.params, self.entry.args, strict=True)
-                        if not c_types.is_pointer(p.type)}
+        lengths: dict[str, SSAValue] = {}
+        entry_values = {p: args[0] for p, args in self.arguments.items()
+                        if not (c_types.is_pointer(p.type) or c_types.is_record(p.type))}
         saved, self.vars = self.vars, {**self.vars, **entry_values}
         try:
             with self.b.at(self.allocas):
                 for p in self.params:
-                    sizes = [k for k in p.get_children() if k.kind.is_expression()
-                             or k.kind == CursorKind.UNEXPOSED_EXPR][::-1]  # clang: inner first
-                    t = c_types.canonical(p.type)
-                    while sizes and c_types.is_array(t):
-                        if t.kind != TypeKind.INCOMPLETEARRAY:  # `[]` has no size expression
-                            size = sizes.pop(0)
-                            if t.kind == TypeKind.VARIABLEARRAY and t.spelling not in lengths:
-                                lengths[t.spelling] = self.b.to_index(
-                                    self.rvalue(size), c_types.is_signed(size.type))
-                        t = c_types.canonical(t.get_array_element_type())
+                    self.size_arrays(p, lengths)
         finally:
             self.vars = saved
         return lengths
+
+    def size_arrays(self, decl: Cursor, lengths: dict[str, SSAValue]) -> None:
+        """Evaluate the lengths of the variable-length array types in `decl`'s type, keyed
+        by the type's spelling (a name already there keeps its length)."""
+        sizes = [k for k in decl.get_children() if (k.kind.is_expression() or
+                 k.kind == CursorKind.UNEXPOSED_EXPR) and k.kind not in _INITIALISERS][::-1]
+        t = c_types.canonical(decl.type)  # clang lists the sizes inner first
+        while sizes and c_types.is_array(t):
+            if t.kind != TypeKind.INCOMPLETEARRAY:  # `[]` has no size expression
+                size = sizes.pop(0)
+                if t.kind == TypeKind.VARIABLEARRAY and t.spelling not in lengths:
+                    lengths[t.spelling] = self.b.to_index(self.rvalue(size),
+                                                          c_types.is_signed(size.type))
+            t = c_types.canonical(t.get_array_element_type())
 
     def vla_length(self, t) -> SSAValue:
         length = self.vla_lengths.get(t.spelling)
@@ -247,6 +292,8 @@ class MemoryEmitter:
 
     # declarations --------------------------------------------------------------------------
     def declaration(self, d: Cursor) -> None:
+        if d.kind in _NO_CODE:
+            return
         if d.kind != CursorKind.VAR_DECL:
             raise unsupported(f"the declaration '{d.kind.name.lower()}'", d)
         if d.storage_class.name in ("STATIC", "EXTERN"):
@@ -258,10 +305,13 @@ class MemoryEmitter:
             self.mem[d] = self.slot(LLVM_PTR)
             self.b.insert(llvm.StoreOp(self.bind_reference(init[-1]), self.mem[d]))
             return
+        if c_types.constant_count(d.type) is None:  # a variable-length array: sized here
+            fresh: dict[str, SSAValue] = {}
+            self.size_arrays(d, fresh)
+            self.vla_lengths.update(fresh)
         self.alloca(d)
         if c_types.is_array(d.type):  # array sizes are expressions too: take the initialiser
-            init = [k for k in init
-                    if k.kind in (CursorKind.INIT_LIST_EXPR, CursorKind.STRING_LITERAL)]
+            init = [k for k in init if k.kind in _INITIALISERS]
         if init:
             self.initialise(self.local(d), init[-1])
 

@@ -57,6 +57,15 @@ def _defines_code(c: Cursor) -> bool:
     return any(m.is_definition() for m in methods)
 
 
+def _set_internal(op: func.FuncOp | llvm.FuncOp, internal: bool) -> None:
+    """Give a function definition internal or external linkage (an llvm.func, variadic,
+    says it with its linkage)."""
+    if isinstance(op, llvm.FuncOp):
+        op.linkage = llvm.LinkageAttr("internal" if internal else "external")
+    else:
+        op.sym_visibility = StringAttr("private") if internal else None
+
+
 class ModuleEmitter:
     """One translation unit → one builtin.module, and the plan of its remainder."""
 
@@ -195,7 +204,7 @@ class ModuleEmitter:
                 callee.spelling not in self.emitted and \
                 (definition.linkage in _INTERNAL or definition.is_function_inlined()):
             self.function_definition(definition, [])
-            self.emitted_op(callee.spelling).sym_visibility = StringAttr("private")
+            _set_internal(self.emitted_op(callee.spelling), True)
 
     def emitted_op(self, name: str) -> func.FuncOp | llvm.FuncOp:
         return next(op for op in self.module.ops if isinstance(op, func.FuncOp | llvm.FuncOp)
@@ -313,7 +322,7 @@ class ModuleEmitter:
         tu_split.rename_symbols(self.module, names)
         for fn in self.emitted.values():
             if fn.canonical in plan.renamed:
-                self.emitted_op(names[fn.spelling]).sym_visibility = None
+                _set_internal(self.emitted_op(names[fn.spelling]), False)
         return plan
 
     def shared_internals(self) -> set[Cursor]:

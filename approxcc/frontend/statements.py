@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from clang.cindex import Cursor, CursorKind
-from xdsl.dialects import arith, scf
+from xdsl.dialects import arith, llvm, scf
 from xdsl.dialects.builtin import (
     i1,
     i64,
@@ -23,17 +23,28 @@ from approxcc.frontend.counted_loops import (
     for_parts,
 )
 from approxcc.frontend.cursors import unsupported
-from approxcc.frontend.jumps import BREAK, CONTINUE, RETURN, escapes, returns_early
-from approxcc.frontend.memory import LValue
+from approxcc.frontend.jumps import (
+    BREAK,
+    CONTINUE,
+    RETURN,
+    by_goto,
+    escapes,
+    labels,
+    leaves_loop,
+    returns_early,
+)
+from approxcc.frontend.memory import LValue, declares_vla
 
 _LOOP_JUMPS = frozenset({BREAK, CONTINUE})  # the jumps a loop is the target of
-_EXITS = frozenset({BREAK, RETURN})  # the jumps that leave a loop
-_STATEMENT_NAMES = {CursorKind.GOTO_STMT: "'goto'", CursorKind.INDIRECT_GOTO_STMT: "'goto'",
-                    CursorKind.LABEL_STMT: "a label",
+_STATEMENT_NAMES = {CursorKind.INDIRECT_GOTO_STMT: "a computed 'goto'",
                     CursorKind.CASE_STMT: "a 'case' label inside a nested statement",
                     CursorKind.DEFAULT_STMT: "a 'default' label inside a nested statement",
                     CursorKind.ASM_STMT: "inline assembly",
                     CursorKind.MS_ASM_STMT: "inline assembly"}
+
+
+def escapes_all(statements: list[Cursor]) -> frozenset[str]:
+    return frozenset().union(*map(escapes, statements))
 
 
 class StatementEmitter:
@@ -52,13 +63,7 @@ class StatementEmitter:
     def plain_statement(self, c: Cursor, top: bool = False) -> None:
         k = c.kind
         if k == CursorKind.COMPOUND_STMT:
-            kids = self.block_statements(c)
-            if top and RETURN not in self.flags and kids and \
-                    kids[-1].kind == CursorKind.RETURN_STMT:  # the function's only return
-                self.sequence(kids[:-1])
-                self.return_statement(kids[-1])
-            else:
-                self.sequence(kids)
+            self.block(self.block_statements(c), top)
         elif k == CursorKind.DECL_STMT:
             for d in c.get_children():
                 self.declaration(d)
@@ -66,7 +71,7 @@ class StatementEmitter:
             self.if_statement(c)
         elif k == CursorKind.FOR_STMT:
             loop = analyse(c)
-            if isinstance(loop, CountedLoop):
+            if isinstance(loop, CountedLoop) and not by_goto(escapes(loop.body)):
                 self.counted_loop(loop)
             else:
                 self.for_as_while(c)
@@ -84,6 +89,13 @@ class StatementEmitter:
             self.return_statement(c)
         elif k == CursorKind.NULL_STMT:
             pass
+        elif k == CursorKind.GOTO_STMT:
+            kind = next(iter(escapes(c)))
+            if kind not in self.flags:
+                raise unsupported("a 'goto' into a nested statement", c)
+            self.set_flag(kind)
+        elif k == CursorKind.LABEL_STMT:  # where the jumps to it land (sequence)
+            self.statement(list(c.get_children())[-1])
         elif k.is_expression() or k == CursorKind.UNEXPOSED_EXPR:
             self.rvalue(c)
         else:
@@ -93,15 +105,60 @@ class StatementEmitter:
         """The statements of a `{}` block the user wrote (not the clause sites)."""
         return [s for s in c.get_children() if not self.unit.sites.is_site(s)]
 
-    def sequence(self, statements: list[Cursor]) -> None:
-        """Statements in order; those after one that may jump run only if it did not."""
+    def block(self, kids: list[Cursor], top: bool) -> None:
+        """A `{}` block: the flags of the gotos to its labels, the stack its
+        variable-length arrays take."""
+        saved = dict(self.flags)
+        for s in kids:
+            for kind in labels(s):
+                if any(kind in escapes(k) for k in kids):
+                    self.flags[kind] = self.new_flag()
+                    self.set_flag(kind, False)
+        if top and RETURN not in self.flags and kids and \
+                kids[-1].kind == CursorKind.RETURN_STMT:  # the function's only return
+            self.sequence(kids[:-1])
+            self.return_statement(kids[-1])
+        elif not top and any(map(declares_vla, kids)):  # the block frees its VLAs
+            stack = self.b.insert(llvm.StackSaveOp())
+            self.sequence(kids)
+            self.b.insert(llvm.StackRestoreOp(stack))
+        else:
+            self.sequence(kids)
+        self.flags = saved
+
+    def sequence(self, statements: list[Cursor], looping: frozenset[str] = frozenset()) -> None:
+        """Statements in order; those after one that may jump run only if it did not, up
+        to the label a goto among the jumps lands on. From a label that a later goto jumps
+        back to (not one of `looping`, whose loop this is), the statements are a loop."""
         for i, s in enumerate(statements):
+            back = (set(labels(s)) & escapes_all(statements[i:])) - (looping if i == 0 else set())
+            if back:
+                self.backward_gotos(frozenset(back), statements[i:])
+                return
             self.statement(s)
             jumps = escapes(s)
             if jumps and i + 1 < len(statements):
+                rest = statements[i + 1:]
+                at = next((j for j, r in enumerate(rest) if jumps & set(labels(r))), len(rest))
                 with self.unless_jumped(jumps):
-                    self.sequence(statements[i + 1:])
+                    self.sequence(rest[:at])
+                if at < len(rest):  # still skipped: the jumps that do not land here
+                    skipping = (jumps | escapes_all(rest[:at])) - set(labels(rest[at]))
+                    with self.unless_jumped(skipping):
+                        self.sequence(rest[at:])
                 return
+
+    def backward_gotos(self, kinds: frozenset[str], statements: list[Cursor]) -> None:
+        """Statements from a label on, run again each time a goto jumps back to it."""
+        before, after = Block(), Block()
+        with self.b.at(before):
+            for kind in kinds:
+                self.set_flag(kind, False)
+            self.sequence(statements, kinds)
+            self.b.insert(scf.ConditionOp(self.jumped(kinds)))
+        with self.b.at(after):
+            self.b.insert(scf.YieldOp())
+        self.b.insert(scf.WhileOp([], [], Region(before), Region(after)))
 
     def function_body(self, terminator: type) -> None:
         """The function's statements, then `terminator` (func.return, or approx.yield in a
@@ -149,7 +206,7 @@ class StatementEmitter:
                    after_body: Callable[[], None] | None = None) -> None:
         """`while (cond) { body; after_body }` (a `continue` skips to `after_body`)."""
         jumps = escapes(body)
-        exits = jumps & _EXITS
+        exits = leaves_loop(jumps)
         with self.jump_target(jumps, _LOOP_JUMPS):
             before, after = Block(), Block()
             with self.b.at(before):
@@ -189,7 +246,7 @@ class StatementEmitter:
             with self.b.at(before):
                 self.iteration(body)
                 self.b.insert(scf.ConditionOp(
-                    self.loop_condition(jumps & _EXITS, lambda: self.condition(cond))))
+                    self.loop_condition(leaves_loop(jumps), lambda: self.condition(cond))))
             with self.b.at(after):
                 self.b.insert(scf.YieldOp())
             self.b.insert(scf.WhileOp([], [], Region(before), Region(after)))

@@ -1,4 +1,5 @@
-"""approx-apply-config: write a configuration (JSON) into the knobs' params."""
+"""approx-apply-config: write a configuration (JSON) into the knobs' params, each value
+checked against the knob's domain and its transform's (the registry's)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FloatAttr, IntegerAttr, ModuleOp, i64
 from xdsl.passes import ModulePass
 
+from approxcc import registry
 from approxcc.config import KnobSetting, load_config
 from approxcc.diagnostics import CompileError
 from approxcc.dialect import KnobOp, knobs, verify_knobs
@@ -26,16 +28,30 @@ def _configured_params(knob: KnobOp, setting: KnobSetting) -> DictionaryAttr:
     params = dict(knob.params.data)
     domain = knob.param("values")
     allowed = [v.value.data for v in domain] if isinstance(domain, ArrayAttr) else None
+    # Without `values`, the transform's own domain (registry) bounds what a value may be.
+    specs = [registry.get(t.data) for t in knob.transform_types]
+    variants = knob.param("variants")
+    n_variants = len(variants) if isinstance(variants, ArrayAttr) else 0
 
     def check(values: tuple[int, ...]) -> None:
         if allowed is not None and (bad := [v for v in values if v not in allowed]):
             raise CompileError(f"knob '{setting.name}': value {bad[0]} is outside its domain "
                                f"{allowed}", setting.loc)
+        for spec in specs:
+            if spec is None or spec.domain is None:
+                continue
+            if bad := [v for v in values if not spec.domain.allows(v, n_variants)]:
+                raise CompileError(f"knob '{setting.name}': value {bad[0]} is not valid for "
+                                   f"'{spec.name}' ({spec.domain.meaning(n_variants)})",
+                                   setting.loc)
 
     if setting.value is not None:
         check((setting.value,))
         params["value"] = IntegerAttr(setting.value, i64)
     elif setting.thresholds is not None and setting.decisions is not None:
+        if not knob.is_dynamic:
+            raise CompileError(f"knob '{setting.name}' is static: it takes {{\"value\": v}}, "
+                               "not thresholds and decisions", setting.loc)
         check(setting.decisions)
         count = knob.param("thresholds")
         if isinstance(count, IntegerAttr) and count.value.data != len(setting.thresholds):

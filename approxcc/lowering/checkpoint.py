@@ -13,6 +13,9 @@ the object it lies in:
 - anything else (a pointer argument, a loaded or returned pointer): its extent is unknown,
   so a store through it is reported (`-Wapprox-recover`) and left as the approximate run
   wrote it. A callee's own writes to memory it reaches by itself are not seen.
+
+A global's shadow is one per knob, so a target that re-enters its own knob through
+recursion overwrites the outer checkpoint of that global (locals are per activation).
 """
 
 from __future__ import annotations
@@ -147,6 +150,8 @@ def _same_object(a: SSAValue, b: SSAValue) -> bool:
     """Two addresses of one global are one object."""
     if isinstance(a.owner, llvm.AddressOfOp) and isinstance(b.owner, llvm.AddressOfOp):
         return a.owner.global_name == b.owner.global_name
+    if isinstance(a.owner, memref.GetGlobalOp) and isinstance(b.owner, memref.GetGlobalOp):
+        return a.owner.name_ == b.owner.name_
     return a == b
 
 
@@ -154,10 +159,10 @@ def _before(obj: SSAValue, knob: KnobOp) -> SSAValue:
     """`obj` as a value available before the knob: a global's address taken inside the
     target is taken again there."""
     owner = obj.owner
-    if isinstance(owner, llvm.AddressOfOp) and knob.is_ancestor(owner):
-        address = llvm.AddressOfOp(owner.global_name, _PTR)
+    if isinstance(owner, llvm.AddressOfOp | memref.GetGlobalOp) and knob.is_ancestor(owner):
+        address = owner.clone()
         Rewriter.insert_op(address, InsertPoint.before(knob))
-        return address.result
+        return address.results[0]
     return obj
 
 

@@ -8,9 +8,7 @@ threshold the state reaches wins. No region is cloned: the knob body stays one c
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
-from xdsl.context import Context
 from xdsl.dialects.arith import CmpfOp, CmpiOp, ConstantOp, SelectOp
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -18,18 +16,16 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     IntegerType,
-    ModuleOp,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
 
-from approxcc.dialect import DecisionTreeOp, verify_knobs
+from approxcc.dialect import DecisionTreeOp
+from approxcc.lowering.knob_pass import KnobPatternPass
 
 
 def threshold_constant(threshold: int | float, state_type: Attribute) -> ConstantOp | None:
@@ -76,10 +72,6 @@ class LowerDecisionTree(RewritePattern):
         rewriter.replace(tree, new_ops, [chosen])
 
 
-@dataclass(frozen=True)
-class LowerDecisionTreePass(ModulePass):
+class LowerDecisionTreePass(KnobPatternPass):
     name = "approx-lower-decision-tree"
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        verify_knobs(op)
-        PatternRewriteWalker(LowerDecisionTree()).rewrite_module(op)
+    pattern = LowerDecisionTree

@@ -22,27 +22,24 @@ what the target wrote is restored from a checkpoint taken just before the knob
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import cast
 
-from xdsl.context import Context
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import ModuleOp, StringAttr, UnitAttr, i1
+from xdsl.dialects.builtin import StringAttr, UnitAttr, i1
 from xdsl.ir import Block, Operation, Region, SSAValue
-from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from approxcc.diagnostics import warn
-from approxcc.dialect import DecisionTreeOp, KnobOp, TransformOp, TryOp, YieldOp, verify_knobs
+from approxcc.dialect import DecisionTreeOp, KnobOp, TransformOp, TryOp, YieldOp
 from approxcc.dialect.targets import APPROXIMATED, knob_error
 from approxcc.lowering.bind_runtime import check_calls
 from approxcc.lowering.checkpoint import Checkpoint, written_memory
+from approxcc.lowering.knob_pass import KnobPatternPass
 
 
 def _exact_clone(knob: KnobOp) -> list[Operation]:
@@ -142,10 +139,6 @@ def _with_approximated_result(knob: KnobOp, exact: SSAValue,
     return flagged
 
 
-@dataclass(frozen=True)
-class LowerTryPass(ModulePass):
+class LowerTryPass(KnobPatternPass):
     name = "approx-lower-try"
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        verify_knobs(op)
-        PatternRewriteWalker(LowerTry()).rewrite_module(op)
+    pattern = LowerTry

@@ -7,25 +7,18 @@ whether it approximates.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import cast
 
-from xdsl.context import Context
 from xdsl.dialects.arith import CmpiOp, ConstantOp, OrIOp
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, i1
+from xdsl.dialects.builtin import IndexType, IntegerAttr, i1
 from xdsl.ir import BlockArgument
-from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
 
 from approxcc import registry
-from approxcc.dialect import TransformOp, YieldOp, verify_knobs
+from approxcc.dialect import TransformOp, YieldOp
 from approxcc.dialect.targets import APPROXIMATED, knob_error, transform_knob
+from approxcc.lowering.knob_pass import KnobPatternPass
 
 
 class DispatchTransform(RewritePattern):
@@ -66,10 +59,6 @@ def _record_approximation(transform: TransformOp, exact: int,
     rewriter.notify_op_modified(terminator)
 
 
-@dataclass(frozen=True)
-class TransformPass(ModulePass):
+class TransformPass(KnobPatternPass):
     name = "approx-transform"
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        verify_knobs(op)
-        PatternRewriteWalker(DispatchTransform()).rewrite_module(op)
+    pattern = DispatchTransform

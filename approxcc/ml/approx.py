@@ -31,19 +31,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from approxcc import registry
 from approxcc.diagnostics import CompileError, SourceLocation
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-TRANSFORMS = ("func_substitute", "precision", "quantize", "task_skipping", "loop_perforate")
-PRECISIONS = ("f32", "bf16", "f16")
-QUANT_SCHEME = re.compile(r"none|w8a8|int(?P<bits>8|4)(?:-g(?P<group>[1-9][0-9]*))?")
-DEFAULT_VALUES: dict[str, list[Any]] = {
-    "precision": list(PRECISIONS),
-    "quantize": ["none", "int8", "int4-g32", "w8a8"],
-    "task_skipping": [0, 1],
-    "loop_perforate": list(range(1, 9)),
-}
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
@@ -153,9 +145,10 @@ def knob(name: str, *, transform: str, values: Sequence[Any] | None = None,
 
     if not isinstance(name, str) or not _NAME.match(name):
         raise fail(f"knob name must be an identifier, got {name!r}")
-    if transform not in TRANSFORMS:
+    spec = registry.get(transform) if isinstance(transform, str) else None
+    if spec is None or spec.ml is None:
         raise fail(f"knob '{name}': unknown transform {transform!r} "
-                   f"(expected one of {', '.join(TRANSFORMS)})")
+                   f"(expected one of {', '.join(registry.names(ml=True))})")
     if transform == "func_substitute":
         variant_list = _check_variants(name, variants, fail)
         vals = _check_substitute_values(name, values, len(variant_list), fail)
@@ -164,7 +157,7 @@ def knob(name: str, *, transform: str, values: Sequence[Any] | None = None,
             raise fail(f"knob '{name}': variants=... belongs to func_substitute, "
                        f"not {transform}")
         variant_list = ()
-        vals = _check_values(name, transform, values, fail)
+        vals = _check_values(name, spec, values, fail)
     if state is not None and not isinstance(state, StateRef):
         raise fail(f"knob '{name}': state= must be approx.state(\"name\"), got {state!r}")
     if state is None and (thresholds is not None or range is not None):
@@ -222,36 +215,20 @@ def _function_loc(fn: Callable[..., Any]) -> SourceLocation:
     return SourceLocation(code.co_filename, code.co_firstlineno, 1)
 
 
-def _check_values(name: str, transform: str, values: Sequence[Any] | None,
+def _check_values(name: str, spec: registry.TransformSpec, values: Sequence[Any] | None,
                   fail: Callable[[str], AnnotationError]) -> tuple[Any, ...]:
-    vals = tuple(DEFAULT_VALUES[transform] if values is None else _as_list(name, values, fail))
+    """The knob's labels, checked by its transform's declaration (approxcc.registry)."""
+    assert spec.ml is not None
+    vals = tuple(spec.ml.defaults if values is None else _as_list(name, values, fail))
     if not vals:
         raise fail(f"knob '{name}': values is empty")
     for v in vals:
-        why = _bad_value(transform, v)
+        why = spec.ml.check(v)
         if why:
-            raise fail(f"knob '{name}': {transform} value {v!r} {why}")
+            raise fail(f"knob '{name}': {spec.name} value {v!r} {why}")
     if len(set(vals)) != len(vals):
         raise fail(f"knob '{name}': values {list(vals)} has duplicates")
     return vals
-
-
-def _bad_value(transform: str, v: Any) -> str | None:
-    is_int = isinstance(v, int) and not isinstance(v, bool)
-    if transform == "precision":
-        return None if v in PRECISIONS else f"is not one of {', '.join(PRECISIONS)}"
-    if transform == "quantize":
-        ok = isinstance(v, str) and QUANT_SCHEME.fullmatch(v)
-        return None if ok else "is not none, w8a8, int8, int4, int8-gN or int4-gN"
-    if transform == "loop_perforate":
-        return None if is_int and v >= 1 else "must be an integer >= 1 (1 = exact)"
-    # task_skipping: how many layers (from the top) or which layers are skipped
-    if is_int:
-        return None if v >= 0 else "must be >= 0 (the number of layers skipped)"
-    if isinstance(v, tuple) and all(isinstance(i, int) and i >= 0 for i in v) \
-            and len(set(v)) == len(v):
-        return None
-    return "must be a layer count or a tuple of distinct layer indices"
 
 
 def _as_list(name: str, values: Any, fail: Callable[[str], AnnotationError]) -> list[Any]:

@@ -1,28 +1,23 @@
-"""`approxcc build model.py`: every variant of every decorated function → StableHLO → IREE.
+"""`approxcc model.py -o OUT --target=cpu,cuda,rocm`: every variant through IREE.
 
-    python -m approxcc.ml.build model.py -o OUT_DIR --target cpu,cuda,rocm
+The program's approx IR (`ml/ir.py`) goes through every ML pass (`ml/passes.py`); each
+variant function it then holds becomes a StableHLO module of its own (`@main` and its
+callees), compiled by `iree-compile` for each target (one job per target and distinct
+StableHLO, in parallel), its weights saved as `.npz` (shared by content hash).
+OUT/manifest.json describes it all; `approxcc.ml.runtime` loads it.
 
-The module is imported; each function carrying `@approx.knob` decorators (defined in it)
-needs example arguments in a module-level dict
-
-    APPROX_EXAMPLE_ARGS = {"generate": (params, tokens)}
-
-(argument 0 the weights pytree, the rest per-call input arrays, whose shapes and dtypes
-are the compiled signature). One variant is built per element of the product of the knobs'
-domains (plus each knob's exact setting): exported with `jax.export` with the weights as
-arguments, compiled with `iree-compile` (one job per target, in parallel; variants with
-identical StableHLO share one vmfb), its weights saved as `.npz` (shared by content hash).
-OUT_DIR/manifest.json describes it all; `approxcc.ml.runtime` loads it.
+A variant IREE cannot compile for a target is an error `variant <knob=label,...> for target
+T: <IREE's first error line>` at the decorated function; with `keep_going` it is a warning,
+the rest is built, and the manifest lists the variant under `failed` (per target) with no
+vmfb for that target, so neither the runtime nor the tuner can pick it there.
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
-import importlib.util
-import itertools
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -31,11 +26,23 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-from approxcc.diagnostics import CompileError, SourceLocation
-from approxcc.ml.approx import AnnotationError, ApproxFunction, Knob
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
+
+from approxcc.diagnostics import CompileError, warn
+from approxcc.ml.approx import Knob
+from approxcc.ml.ir import (
+    approx_module,
+    exact_choice,
+    export_variant,
+    knob_label,
+    print_ir,
+    variant_name,
+)
+from approxcc.ml.passes import choice_of, expand_all, variants_of
+from approxcc.ml.program import MLFunction, load_program
 
 # Without it IREE 3.13 puts the widening `convert` (bf16/f16/int8 -> f32) of a weight
 # *argument* in a dispatch of its own: every call writes and re-reads an f32 copy of each
@@ -65,32 +72,38 @@ class Manifest:
         return Manifest(Path(path), json.loads(Path(path).read_text()))
 
 
+def iree_compile() -> str:
+    """The `iree-compile` of this Python environment (iree-base-compiler), else on PATH."""
+    local = Path(sys.executable).parent / "iree-compile"
+    found = str(local) if local.exists() else shutil.which("iree-compile")
+    if not found:
+        raise CompileError("iree-compile not found (pip install iree-base-compiler)")
+    return found
+
+
 def build_model(path: str | Path, out_dir: str | Path, targets: Sequence[str] = ("cpu",),
-                jobs: int | None = None) -> Manifest:
+                jobs: int | None = None, keep_going: bool = False) -> Manifest:
     """Builds every variant of every decorated function of the module at `path`."""
     for t in targets:
         if t not in TARGET_FLAGS:
             raise CompileError(f"unknown target '{t}' (expected {', '.join(TARGET_FLAGS)})")
-    module = _import(Path(path))
-    functions = _decorated(module)
-    if not functions:
-        raise CompileError(f"{path}: no function decorated with @approx.knob")
+    compiler = iree_compile()
+    program = load_program(path)
+    module = approx_module(program)
+    expand_all(module)
     out = Path(out_dir)
     for sub in ("mlir", "weights", *targets):
         (out / sub).mkdir(parents=True, exist_ok=True)
-    examples = getattr(module, "APPROX_EXAMPLE_ARGS", {})
-    compiler = _iree_compile()
     entries: dict[str, Any] = {}
+    pending: dict[tuple[str, str], Future[float]] = {}
     with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
-        pending: dict[tuple[str, str], Future[float]] = {}
-        for name, afn in functions.items():
-            entries[name] = _build_function(name, afn, examples, out, targets, compiler, pool,
-                                            pending)
-        compile_s = {key: fut.result() for key, fut in pending.items()}
-    for entry in entries.values():
-        for variant in entry["variants"]:
-            variant["compile_s"] = {t: round(compile_s[(t, variant["vmfb"][t])], 3)
-                                    for t in targets}
+        for name, fn in program.functions.items():
+            entries[name] = _function_entry(fn, module, out, targets, compiler, pool, pending)
+        errors = _collect(program.functions, entries, pending, targets)
+    if errors and not keep_going:
+        raise errors[0]
+    for err in errors:
+        warn(f"{err.diagnostic.message} (not built; --keep-going)", err.diagnostic.loc)
     data = {"approxcc_ml": MANIFEST_VERSION, "program": Path(path).stem,
             "source": str(Path(path).resolve()), "targets": list(targets),
             "functions": entries}
@@ -99,95 +112,116 @@ def build_model(path: str | Path, out_dir: str | Path, targets: Sequence[str] = 
     return manifest
 
 
-def _build_function(name: str, afn: ApproxFunction, examples: dict[str, Any], out: Path,
-                    targets: Sequence[str], compiler: str, pool: ThreadPoolExecutor,
+def _function_entry(fn: MLFunction, module: ModuleOp, out: Path, targets: Sequence[str],
+                    compiler: str, pool: ThreadPoolExecutor,
                     pending: dict[tuple[str, str], Future[float]]) -> dict[str, Any]:
     import jax
-    import numpy as np
 
-    from approxcc.ml.transforms import exact_value, make_variant
-
-    if name not in examples:
-        raise AnnotationError(f"no example arguments for '{name}': add "
-                              f"APPROX_EXAMPLE_ARGS = {{\"{name}\": (weights, *inputs)}} "
-                              "to the module", afn.loc)
-    example = examples[name]
-    if not isinstance(example, tuple | list) or not example:
-        raise AnnotationError(f"APPROX_EXAMPLE_ARGS[\"{name}\"] must be a tuple "
-                              "(weights, *inputs)", afn.loc)
-    weights, inputs = example[0], [_input_array(name, i, x, afn.loc)
-                                   for i, x in enumerate(example[1:], 1)]
-    exact_out = jax.eval_shape(afn.fn, weights, *inputs)
-    leaves = jax.tree.leaves(exact_out)
-    if not (jax.tree.structure(exact_out).num_leaves == 1 and not isinstance(exact_out, tuple)
-            or isinstance(exact_out, tuple | list) and len(leaves) == len(exact_out)):
-        raise AnnotationError(f"'{name}' must return an array or a tuple of arrays", afn.loc)
-    exact = {k.name: exact_value(k, weights) for k in afn.knobs}
-    domains = [list(dict.fromkeys([*k.domain, exact[k.name]])) for k in afn.knobs]
     variants = []
-    for i, values in enumerate(itertools.product(*domains)):
-        choice = dict(zip([k.name for k in afn.knobs], values, strict=True))
-        start = time.perf_counter()
-        variant = make_variant(afn, weights, inputs, choice)
-        structs = [jax.ShapeDtypeStruct(np.shape(a), a.dtype) for a in variant.stored]
-        in_structs = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in inputs]
-        exported = jax.export.export(jax.jit(variant.fn))(structs, *in_structs)
-        text = exported.mlir_module()
-        export_s = time.perf_counter() - start
-        n_w = len(variant.stored)
-        kept = exported.module_kept_var_idx
-        stored = [variant.stored[j] for j in kept if j < n_w]
+    for i, variant_fn in enumerate(variants_of(module, fn.name)):
+        choice = choice_of(variant_fn, fn)
+        exported = export_variant(fn, choice)
+        text = print_ir(_standalone(module, variant_fn))
+        n_w = len(exported.stored)
+        stored = [exported.stored[j] for j in exported.kept if j < n_w]
         code_hash = hashlib.sha1(text.encode()).hexdigest()[:12]
-        mlir = out / "mlir" / f"{name}-{code_hash}.mlir"
+        mlir = out / "mlir" / f"{fn.name}-{code_hash}.mlir"
         mlir.write_text(text)
         vmfbs = {}
         for t in targets:
-            vmfb = f"{t}/{name}-{code_hash}.vmfb"
+            vmfb = f"{t}/{fn.name}-{code_hash}.vmfb"
             if (t, vmfb) not in pending:
                 pending[(t, vmfb)] = pool.submit(_compile, compiler, mlir, out / vmfb, t)
             vmfbs[t] = vmfb
         variants.append({
-            "id": f"{name}.v{i}", "choice": choice,
+            "id": f"{fn.name}.v{i}", "name": variant_name(fn, choice), "choice": choice,
+            "labels": describe(fn, choice),
             "weights": _save_weights(out, stored),
             "weight_args": [_sig(a) for a in stored],
-            "input_args": [j - n_w for j in kept if j >= n_w],
+            "input_args": [j - n_w for j in exported.kept if j >= n_w],
             "mlir": str(mlir.relative_to(out)), "vmfb": vmfbs,
-            "export_s": round(export_s, 3),
         })
     return {
-        "loc": f"{afn.loc.file}:{afn.loc.line}",
-        "inputs": [_sig(a) for a in inputs],
-        "outputs": [_sig(a) for a in leaves],
-        "output_kind": "tuple" if isinstance(exact_out, tuple | list) else "array",
-        "knobs": [_knob_entry(k, exact[k.name]) for k in afn.knobs],
+        "loc": f"{fn.afn.loc.file}:{fn.afn.loc.line}",
+        "inputs": [_sig(a) for a in fn.inputs],
+        "outputs": [_sig(a) for a in jax.tree.leaves(fn.exact_out)],
+        "output_kind": "tuple" if fn.is_tuple else "array",
+        "knobs": [_knob_entry(k, exact_choice(fn)[k.name]) for k in fn.afn.knobs],
         "variants": variants,
+        "failed": {},
     }
 
 
+def _collect(functions: dict[str, MLFunction], entries: dict[str, Any],
+             pending: dict[tuple[str, str], Future[float]],
+             targets: Sequence[str]) -> list[CompileError]:
+    """Waits for the compile jobs; records compile seconds, or the failure (the vmfb is
+    removed from the variant and the variant listed under `failed[target]`)."""
+    results: dict[tuple[str, str], float | str] = {}
+    for key, fut in pending.items():
+        try:
+            results[key] = fut.result()
+        except _IreeFailure as failure:
+            results[key] = failure.line
+    errors = []
+    for name, entry in entries.items():
+        for variant in entry["variants"]:
+            variant["compile_s"] = {}
+            for t in targets:
+                result = results[(t, variant["vmfb"][t])]
+                if isinstance(result, str):
+                    del variant["vmfb"][t]
+                    entry["failed"].setdefault(t, []).append(variant["id"])
+                    labels = ",".join(f"{k}={v}" for k, v in variant["labels"].items())
+                    errors.append(CompileError(
+                        f"variant <{labels}> of '{name}' for target {t}: {result}",
+                        functions[name].afn.loc))
+                else:
+                    variant["compile_s"][t] = round(result, 3)
+    return errors
+
+
+def describe(fn: MLFunction, choice: dict[str, int | None]) -> dict[str, Any]:
+    """knob name -> the label its config value stands for (`exact` where None)."""
+    return {k.name: "exact" if choice[k.name] is None else _label(k, choice[k.name])
+            for k in fn.afn.knobs}
+
+
+def _label(k: Knob, value: int) -> Any:
+    label = knob_label(k, value)
+    return list(label) if isinstance(label, tuple) else label
+
+
+def _standalone(module: ModuleOp, variant: func.FuncOp) -> ModuleOp:
+    """The variant as its own module: it becomes the public `@main`, with its callees."""
+    funcs = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
+    wanted, todo = [variant.sym_name.data], [variant]
+    while todo:
+        for op in todo.pop().walk():
+            if isinstance(op, func.CallOp):
+                callee = op.callee.root_reference.data
+                if callee not in wanted:
+                    wanted.append(callee)
+                    todo.append(funcs[callee])
+    clones = [funcs[name].clone() for name in wanted]
+    main = clones[0]
+    main.sym_name = StringAttr("main")
+    main.sym_visibility = StringAttr("public")
+    for attr in list(main.attributes):
+        if attr.startswith("approx."):
+            del main.attributes[attr]
+    for clone in clones:
+        for op in clone.walk():
+            if isinstance(op, func.CallOp) and op.callee.root_reference.data == wanted[0]:
+                op.callee = SymbolRefAttr("main")
+    return ModuleOp(clones)
+
+
 def _knob_entry(k: Knob, exact: int | None) -> dict[str, Any]:
-    labels: list[Any]
-    if k.transform == "func_substitute":
-        names = ["exact", *(getattr(v, "__name__", repr(v)) for v in k.variants)]
-        labels = [names[v] for v in k.values]
-    else:
-        labels = [list(v) if isinstance(v, tuple) else v for v in k.values]
-    return {"name": k.name, "transform": k.transform, "values": labels, "domain": k.domain,
+    return {"name": k.name, "transform": k.transform,
+            "values": [_label(k, v) for v in k.domain], "domain": k.domain,
             "exact": exact, "state": k.state, "thresholds": k.thresholds,
             "range": list(k.range), "loc": str(k.loc)}
-
-
-def _input_array(name: str, index: int, x: Any, loc: SourceLocation) -> Any:
-    import numpy as np
-
-    try:
-        a = np.asarray(x)
-    except (TypeError, ValueError):
-        a = None
-    if a is None or a.dtype == object:
-        raise AnnotationError(f"argument {index} of APPROX_EXAMPLE_ARGS[\"{name}\"] must be an "
-                              "array (only argument 0, the weights, may be a pytree)", loc)
-    narrow = {np.dtype(np.float64): np.float32, np.dtype(np.int64): np.int32}
-    return a.astype(narrow[a.dtype]) if a.dtype in narrow else a
 
 
 def _sig(a: Any) -> dict[str, Any]:
@@ -209,77 +243,35 @@ def _save_weights(out: Path, arrays: list[Any]) -> str:
     return rel
 
 
+class _IreeFailure(Exception):
+    def __init__(self, line: str) -> None:
+        super().__init__(line)
+        self.line = line
+
+
+# `file:line:col: error: message` (IREE's location is the generated .mlir, not the user's).
+_IREE_ERROR = re.compile(r"^(?:.*?:\d+:\d+: )?error: (?P<message>.*)$")
+
+
+# Where IREE's message goes on to print the offending op (`...: %51:2 = "stablehlo...`).
+_OP_DUMP = re.compile(r':\s+(?:%\S+ = )?"[a-z_]+\.[a-z_.]+"\(.*$')
+
+
+def first_error(stderr: str) -> str:
+    """IREE's first error message, without its location or the op it prints."""
+    for line in stderr.splitlines():
+        m = _IREE_ERROR.match(line.strip())
+        if m:
+            return _OP_DUMP.sub("", m["message"]).strip()
+    lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
+    return lines[0] if lines else "iree-compile failed without a message"
+
+
 def _compile(compiler: str, mlir: Path, vmfb: Path, target: str) -> float:
     start = time.perf_counter()
     cmd = [compiler, str(mlir), "--iree-input-type=stablehlo", *TARGET_FLAGS[target],
            "-o", str(vmfb)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode:
-        tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
-        raise CompileError(f"iree-compile failed for {mlir.name} ({target}):\n{tail}")
+        raise _IreeFailure(first_error(proc.stderr))
     return time.perf_counter() - start
-
-
-def _iree_compile() -> str:
-    local = Path(sys.executable).parent / "iree-compile"
-    found = str(local) if local.exists() else shutil.which("iree-compile")
-    if not found:
-        raise CompileError("iree-compile not found (pip install iree-base-compiler)")
-    return found
-
-
-def _import(path: Path) -> ModuleType:
-    if not path.is_file():
-        raise CompileError(f"no such file: '{path}'")
-    name = f"approxcc_model_{path.stem}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(path.resolve().parent))
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(path.resolve().parent))
-    return module
-
-
-def _decorated(module: ModuleType) -> dict[str, ApproxFunction]:
-    found: dict[str, ApproxFunction] = {}
-    owner: dict[str, str] = {}
-    for attr, obj in vars(module).items():
-        afn = getattr(obj, "__approx__", None)
-        if not isinstance(afn, ApproxFunction) or afn.fn.__module__ != module.__name__:
-            continue
-        for k in afn.knobs:
-            if k.name in owner:
-                raise AnnotationError(f"duplicate knob name '{k.name}' (also on "
-                                      f"'{owner[k.name]}')", k.loc)
-            owner[k.name] = attr
-        found[attr] = afn
-    return found
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """The click-free entry of `approxcc build model.py`."""
-    ap = argparse.ArgumentParser(prog="approxcc build", description=__doc__.split("\n")[0])
-    ap.add_argument("model", help="Python module with @approx.knob functions")
-    ap.add_argument("-o", dest="out", default=None, help="output folder (default: MODEL stem)")
-    ap.add_argument("--target", default="cpu", help="comma list of cpu, cuda, rocm")
-    ap.add_argument("-j", dest="jobs", type=int, default=None, help="parallel compile jobs")
-    args = ap.parse_args(argv)
-    out = args.out or Path(args.model).stem
-    start = time.perf_counter()
-    try:
-        manifest = build_model(args.model, out, args.target.split(","), args.jobs)
-    except CompileError as err:
-        print(err.diagnostic.render(), file=sys.stderr)
-        return 1
-    n = sum(len(f["variants"]) for f in manifest.functions.values())
-    print(f"{manifest.path}: {len(manifest.functions)} function(s), {n} variant(s), "
-          f"targets {args.target} ({time.perf_counter() - start:.1f} s)")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

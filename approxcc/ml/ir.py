@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import io
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -119,10 +120,23 @@ def _export(fn: MLFunction, choice: tuple[tuple[str, int | None], ...]) -> Expor
 
 
 def variant_name(fn: MLFunction, choice: Mapping[str, int | None]) -> str:
-    """`F.exact`, or `F.knob=value,...` over the knobs that are not exact."""
+    """`F.exact`, or `F.knob.label...` over the knobs that are not exact (`decode_step.
+    llm_precision.bf16`); the `approx.choice` attribute holds the config values."""
     exact = exact_choice(fn)
-    parts = [f"{k}={v}" for k, v in choice.items() if v != exact.get(k)]
-    return f"{fn.name}.{','.join(parts) or 'exact'}"
+    parts = [f"{k.name}.{_LABEL_CHARS.sub('_', str(knob_label(k, choice[k.name])))}"
+             for k in fn.afn.knobs if choice.get(k.name, exact[k.name]) not in
+             (exact[k.name], None)]
+    return f"{fn.name}.{'.'.join(parts) or 'exact'}"
+
+
+_LABEL_CHARS = re.compile(r"[^A-Za-z0-9_]")
+
+
+def knob_label(k: Knob, value: int) -> Any:
+    """What a config value means: a `values` entry, or a substitute's function name."""
+    if k.transform == "func_substitute":
+        return "exact" if value == 0 else getattr(k.variants[value - 1], "__name__", value)
+    return k.label(value)
 
 
 def add_variant(module: ModuleOp, fn: MLFunction, choice: Mapping[str, int | None]
@@ -228,9 +242,26 @@ def knob_params(k: Knob) -> DictionaryAttr:
     return DictionaryAttr(params)
 
 
+# xDSL 0.75 reads a hex float literal (`dense<0xFF800000> : tensor<f32>`, MLIR's spelling of
+# -inf and of NaNs) as an integer converted to float: such attributes travel through xDSL
+# verbatim, wrapped in an unregistered `#hexfloat.dense<"...">`, and are unwrapped when printed.
+_HEX_DENSE = re.compile(r'dense<[^<>]*0x[^<>]*>\s*:\s*tensor<[^<>]*>')
+_HEX_WRAPPED = re.compile(r'#hexfloat.dense<"([^"]*)">')
+
+
+def _protect(text: str) -> str:
+    return _HEX_DENSE.sub(lambda m: f'#hexfloat.dense<"{m.group().replace(chr(34), chr(39))}">',
+                          text)
+
+
+def _restore(text: str) -> str:
+    return _HEX_WRAPPED.sub(lambda m: m.group(1).replace(chr(39), chr(34)), text)
+
+
 def parse_ir(text: str, name: str) -> ModuleOp:
+    """An (ML) module in generic form."""
     try:
-        return Parser(ml_context(), text, name).parse_module()
+        return Parser(ml_context(), _protect(text), name).parse_module()
     except Exception as err:  # jax printed it: failing to read it back is our bug
         raise RuntimeError(f"cannot read the StableHLO of {name}: {err}") from None
 
@@ -251,7 +282,7 @@ def verify(module: ModuleOp) -> None:
 def print_ir(module: ModuleOp) -> str:
     out = io.StringIO()
     Printer(stream=out).print_op(module)
-    return f"{out.getvalue()}\n"
+    return _restore(f"{out.getvalue()}\n")
 
 
 def emit_approx_mlir(path: str) -> str:

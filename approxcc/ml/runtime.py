@@ -172,6 +172,12 @@ class MLFunction:
 
     def _load(self, variant: Mapping[str, Any]) -> _Loaded:
         vid = variant["id"]
+        target = self.program.target
+        if target not in variant["vmfb"]:
+            # built with --keep-going and IREE failed on it: the manifest's "failed" lists it
+            raise LookupError(f"variant '{variant['name']}' was not built for target "
+                              f"{target} (the configuration picks a variant that failed "
+                              "to compile)")
         if vid not in self._loaded:
             self._loaded[vid] = _Loaded(self.program._module(variant["vmfb"][self.program.target]),
                                         self.program._resident(variant),

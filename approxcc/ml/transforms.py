@@ -32,8 +32,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from approxcc.ml.approx import QUANT_SCHEME, ApproxFunction, Knob, Model
+from approxcc import registry
+from approxcc.ml.approx import ApproxFunction, Knob, Model
 from approxcc.ml.interpret import Options, QTensor, retrace
+from approxcc.transforms.quantize import QUANT_SCHEME
 
 _DTYPES = {"f32": jnp.float32, "bf16": jnp.bfloat16, "f16": jnp.float16}
 
@@ -79,9 +81,10 @@ def exact_choice(afn: ApproxFunction, weights: Any) -> dict[str, int | None]:
 
 
 def exact_value(knob: Knob, weights: Any) -> int | None:
-    exact_label: Any = {"func_substitute": 0, "task_skipping": 0, "loop_perforate": 1,
-                        "quantize": "none"}.get(knob.transform)
-    if knob.transform == "precision":
+    spec = registry.get(knob.transform)
+    assert spec is not None and spec.ml is not None  # the decorator checked
+    exact_label = spec.ml.exact
+    if exact_label is None:   # precision: the weights' own dtype
         exact_label = _precision_name(_float_dtype(weights))
     if knob.integral:
         return int(exact_label)
@@ -106,7 +109,7 @@ def make_variant(afn: ApproxFunction, weights: Any, inputs: Sequence[Any],
         w = _skip_layers(w, label, knob)
     knob, label = labels.get("loop_perforate", (None, None))
     if knob is not None and label is not None and label > 1:
-        fn = _perforated(fn, label, knob, w, inputs)
+        fn = _perforated(fn, label, knob, w, inputs, required=fn is afn.fn)
     knob, label = labels.get("precision", (None, None))
     compute = None if knob is None or label is None else jnp.dtype(_DTYPES[label])
     knob, label = labels.get("quantize", (None, None))
@@ -231,10 +234,14 @@ def _skip_layers(weights: Any, skip: int | tuple[int, ...], knob: Knob) -> Any:
 
 
 def _perforated(fn: Callable[..., Any], v: int, knob: Knob, weights: Any,
-                inputs: Sequence[Any]) -> Callable[..., Any]:
+                inputs: Sequence[Any], required: bool) -> Callable[..., Any]:
+    """`fn` with its loops perforated; a substitute without loops runs as it is (only the
+    exact function must have one)."""
     opts = Options(perforate=v)
     run = retrace(fn, opts)
     jax.eval_shape(run, weights, *inputs)
+    if not opts.loops_seen and not required:
+        return fn
     if not opts.loops_seen:
         raise knob.error("loop_perforate: the function has no lax.scan or lax.fori_loop "
                          "with a static trip count")

@@ -1,7 +1,8 @@
-"""func_substitute: value 0 runs the exact function, k runs `params.variants[k-1]`.
+"""func_substitute: call an approximate implementation instead of the exact function.
 
-A `"call"` knob substitutes the callee of its one call of `params.callee`; a `"function"`
-knob (the whole body of a function) substitutes the function, for every caller. A dynamic
+Value 0 runs the exact function, k runs `params.variants[k-1]`. A `"call"` knob substitutes
+the callee of its one call of `params.callee`; a `"function"` knob (the whole body of a
+function) substitutes the function, for every caller. A dynamic
 value becomes an `scf.index_switch` with one case per variant and the exact code as its
 default (value 0, and any value outside the knob's domain). Every variant must have the
 exact function's type (checked at approx-bind-runtime).
@@ -172,7 +173,6 @@ def _ml_label(v: Any) -> str | None:
 
 register(TransformSpec(
     name="func_substitute",
-    summary="call an approximate implementation instead of the exact function",
     value_meaning="`0` = the exact function, `k` = the k-th entry of `variants(...)`",
     exact=0,
     targets=frozenset({"call", "function"}),
@@ -184,5 +184,4 @@ register(TransformSpec(
     ml=MLKnob(defaults=(), check=_ml_label, exact=0,
               meaning="`0` = exact, `k` = the k-th of `variants=[...]` (a function or "
                       "`approx.model(fn, params)`); default: all of them"),
-    module=__name__,
 ))

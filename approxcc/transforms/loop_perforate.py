@@ -18,7 +18,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from approxcc.diagnostics import CompileError
 from approxcc.dialect import KnobOp, TransformOp
-from approxcc.dialect.targets import transform_knob
+from approxcc.dialect.targets import knob_target, transform_knob
 from approxcc.registry import KnobDomain, MLKnob, TransformSpec, register
 
 
@@ -31,8 +31,10 @@ def target_loop(transform: TransformOp) -> ForOp | None:
 
 
 def verify_has_loop(knob: KnobOp, spec: TransformSpec) -> None:
-    """A loop transform's knob holds its loop at the top level of its body."""
-    if not any(isinstance(op, ForOp) for op in knob.body.block.ops):
+    """A loop transform's knob holds its loop at the top level of its body (an ML knob, on a
+    whole function, holds the loop inside the function it calls)."""
+    if knob_target(knob) != "function" and not any(isinstance(op, ForOp)
+                                                   for op in knob.body.block.ops):
         raise VerifyException(f"a {spec.name} knob must contain an scf.for at the top level "
                               "of its body")
 
@@ -77,7 +79,6 @@ def _ml_label(v: Any) -> str | None:
 
 register(TransformSpec(
     name="loop_perforate",
-    summary="skip loop iterations: run every v-th one",
     value_meaning="execute every `v`-th iteration (step × v); `1` = exact",
     exact=1,
     targets=frozenset({"loop"}),
@@ -87,5 +88,4 @@ register(TransformSpec(
     ml=MLKnob(defaults=tuple(range(1, 9)), check=_ml_label, exact=1,
               meaning="integers >= 1: the outermost `lax.scan`/`fori_loop` runs ceil(n/v) "
                       "iterations"),
-    module=__name__,
 ))

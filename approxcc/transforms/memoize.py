@@ -1,7 +1,8 @@
-"""memoize (temporal): recompute on one call in v, reuse the last result otherwise.
+"""memoize (temporal): reuse the last result of a call instead of recomputing it.
 
-Per knob, two internal globals: a call counter (i64) and the last result. The target (the
-one call of `params.callee`, or the whole body of a `"function"` knob) becomes
+Recompute on one call in v, reuse the last result otherwise. Per knob, two internal
+globals: a call counter (i64) and the last result. The target (the one call of
+`params.callee`, or the whole body of a `"function"` knob) becomes
 
     count = load @counter
     store count + 1, @counter
@@ -115,12 +116,10 @@ class MemoizeResult(RewritePattern):
 
 register(TransformSpec(
     name="memoize",
-    summary="reuse the last result of a call instead of recomputing it",
     value_meaning="recompute on one call in `v`, reuse the last result otherwise; `1` = exact",
     exact=1,
     targets=frozenset({"call", "function"}),
     domain=KnobDomain(least=1, default=(1, 8)),
     scalar_result=True,
     pattern=MemoizeResult(),
-    module=__name__,
 ))

@@ -1,7 +1,8 @@
-"""precision (ML only): the compute dtype of a decorated JAX function's variant.
+"""precision (ML only): compute in a narrower float type.
 
-Float weights and inputs are cast to the label's dtype inside the variant; float outputs are
-cast back to the exact function's dtypes (approxcc.ml.transforms does the rewriting).
+The label is the compute dtype of a decorated JAX function's variant: float weights and
+inputs are cast to it inside the variant; float outputs are cast back to the exact
+function's dtypes (approxcc.ml.transforms does the rewriting).
 """
 
 from __future__ import annotations
@@ -19,10 +20,8 @@ def _label(v: Any) -> str | None:
 
 register(TransformSpec(
     name="precision",
-    summary="compute in a narrower float type",
     value_meaning="the compute dtype",
     exact=0,
     ml=MLKnob(defaults=PRECISIONS, check=_label, exact=None,
               meaning=f"one of {', '.join(f'`{p}`' for p in PRECISIONS)}"),
-    module=__name__,
 ))

@@ -1,7 +1,8 @@
-"""quantize (ML only): integer weights (and, for w8a8, activations) in a variant.
+"""quantize (ML only): store weights as int8/int4 with scales (weight-only or w8a8).
 
-`int8`/`int4` store weight matrices per output channel, `-gN` in groups of N rows, with
-float scales; `w8a8` also quantises activations per row and multiplies in integer.
+Integer weights (and, for w8a8, activations) in a variant: `int8`/`int4` store weight
+matrices per output channel, `-gN` in groups of N rows, with float scales; `w8a8` also
+quantises activations per row and multiplies in integer.
 """
 
 from __future__ import annotations
@@ -21,11 +22,9 @@ def _label(v: Any) -> str | None:
 
 register(TransformSpec(
     name="quantize",
-    summary="store weights as int8/int4 with scales (weight-only or w8a8)",
     value_meaning="the quantisation scheme",
     exact=0,
     ml=MLKnob(defaults=("none", "int8", "int4-g32", "w8a8"), check=_label, exact="none",
               meaning="`none`, `int8`, `int4`, `int8-gN`, `int4-gN` (groups of N rows) or "
                       "`w8a8`"),
-    module=__name__,
 ))

@@ -1,7 +1,8 @@
-"""task_skipping: value 1 skips the target statement, 0 runs it.
+"""task_skipping: skip a statement (C) or model layers (ML).
 
-Static 1 erases the target; a dynamic value guards it with `scf.if (v == 0)`. A knob whose
-target yields values cannot be skipped (nothing would define them).
+Value 1 skips the target statement, 0 runs it: static 1 erases the target; a dynamic value
+guards it with `scf.if (v == 0)`. A knob whose target yields values cannot be skipped
+(nothing would define them). In the ML half, value k skips model layers.
 """
 
 from __future__ import annotations
@@ -61,7 +62,6 @@ def _ml_label(v: Any) -> str | None:
 
 register(TransformSpec(
     name="task_skipping",
-    summary="skip a statement (C) or model layers (ML)",
     value_meaning="`0` = run it, `1` = skip it",
     exact=0,
     targets=frozenset({"statement"}),
@@ -70,5 +70,4 @@ register(TransformSpec(
     ml=MLKnob(defaults=(0, 1), check=_ml_label, exact=0,
               meaning="`k` skips the last k layers of `weights[\"layers\"]`, a tuple skips "
                       "those layer indices"),
-    module=__name__,
 ))

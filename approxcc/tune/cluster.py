@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from distributed import Client, KilledWorker, LocalCluster, WorkerPlugin, get_worker, wait
+from distributed.client import FuturesCancelledError
 
 from approxcc import __version__
 from approxcc.diagnostics import CompileError
@@ -39,7 +40,7 @@ from approxcc.tune.engine import Engine, Outcome, Task, execute, failed
 from approxcc.tune.measure import FAILED, Measurement
 
 NO_WORKERS_WAIT = 60.0      # seconds a cluster may have no worker before the tuner gives up
-CONNECT_TIMEOUT = 10.0      # seconds to reach a scheduler
+CONNECT_TIMEOUT = 5.0       # seconds to reach a scheduler
 CAPACITY_REFRESH = 1.0      # seconds between looks at the cluster's worker threads
 
 _HERE: dict[str, tuple[Application, Path]] = {}   # on a worker: bundle digest → app, folder
@@ -105,6 +106,9 @@ class Dask(Engine):
     """A LocalCluster of `workers` processes, or the scheduler at `address`."""
 
     def __init__(self, app: Application, *, address: str | None = None, workers: int = 1):
+        # The tuner says what a lost scheduler or worker means; Dask's own log lines about
+        # it (reconnecting, closing the client) would only repeat it less clearly.
+        logging.getLogger("distributed").setLevel(logging.CRITICAL)
         self.address = address or "a local cluster"
         self.cluster = None
         self.tasks: dict[Any, Task] = {}
@@ -176,7 +180,7 @@ class Dask(Engine):
 
     def done(self, pending: Iterable[Any], timeout: float) -> list[Any]:
         pending = list(pending)
-        with contextlib.suppress(TimeoutError):
+        with contextlib.suppress(TimeoutError, FuturesCancelledError):
             wait(pending, timeout=timeout, return_when="FIRST_COMPLETED")
         self.capacity()   # notices a cluster without workers, or without a scheduler
         return [f for f in pending if f.done()]

@@ -8,9 +8,9 @@ and `numpy.random` are seeded before each search, so identical measurements give
 identical search. Its own SQLite DB lives in the work folder (the results DB is separate).
 
 The technique is an AUC bandit (`AUCBanditMetaTechnique`) over OpenTuner's own
-evolutionary and simplex techniques: its default ensemble without differential evolution,
-plus pattern search. Differential evolution picks parents from `set(population)`, whose order
-follows memory addresses, so no seed would make it repeat a search.
+evolutionary and simplex techniques: its default ensemble (AUCBanditMetaTechniqueA) without
+differential evolution, which picks parents from `set(population)`, ordered by memory
+address, so that no seed would make it repeat a search.
 """
 
 from __future__ import annotations
@@ -45,7 +45,6 @@ def _register_technique() -> None:
         NormalGreedyMutation,
         UniformGreedyMutation,
     )
-    from opentuner.search.patternsearch import PatternSearch
     from opentuner.search.simplextechniques import RandomNelderMead
 
     if any(t.name == TECHNIQUE for t in technique.all_techniques()[0]):
@@ -54,7 +53,6 @@ def _register_technique() -> None:
         UniformGreedyMutation(),
         NormalGreedyMutation(mutation_rate=0.3),
         RandomNelderMead(),
-        PatternSearch(),
     ], name=TECHNIQUE))
 
 

@@ -33,7 +33,7 @@ from approxcc.tune.search import Search
 from approxcc.tune.space import KnobConfig, KnobSpace, canonical, config_hash
 
 MAX_VALIDATED = 8           # front points measured once on the eval inputs (for the plot)
-MAX_IDLE_ANSWERS = 200      # consecutive answers from the DB before a search is exhausted
+MAX_IDLE_ANSWERS = 60       # consecutive answers from the DB before a search is exhausted
 EVAL_REPEATS = 3            # at most, per pick on the eval inputs (5× the inputs already)
 
 
@@ -220,7 +220,8 @@ class Tuner:
         measurements (counting those a killed run of it already recorded) runs out.
         Configurations the run already measured are answered from the DB, for free."""
         assert self.engine is not None
-        pending: dict[Any, tuple[Any, KnobConfig]] = {}
+        pending: dict[Any, tuple[list[Any], KnobConfig]] = {}   # future → handles, config
+        inflight: dict[str, Any] = {}   # config hash → its future (OpenTuner may ask twice)
         measured = sum(e.phase == "search" and e.budget == budget and e.mode == mode
                        for e in self.db.evaluations(self.run_id, "tune"))
         idle, empty_asks = 0, 0
@@ -234,10 +235,15 @@ class Tuner:
                     break
                 empty_asks = 0
                 handle, config = got
+                h = config_hash(config)
+                if h in inflight:
+                    pending[inflight[h]][0].append(handle)
+                    continue
                 known = self.db.lookup(self.run_id, config, "tune")
                 if known is None:
                     idle = 0
-                    pending[self.engine.submit(self.task(config, "tune"))] = (handle, config)
+                    fut = self.engine.submit(self.task(config, "tune"))
+                    pending[fut], inflight[h] = ([handle], config), fut
                     issuing = limit is None or measured + len(pending) < limit
                     continue
                 search.tell(handle, known.time, known.loss)
@@ -249,10 +255,12 @@ class Tuner:
                     return
                 continue
             for fut in self.engine.done(pending, 0.25):   # in the order asked
-                handle, config = pending.pop(fut)
+                handles, config = pending.pop(fut)
+                del inflight[config_hash(config)]
                 e = self.store(config, "tune", self.engine.outcome(fut), budget=budget,
                                phase="search", mode=mode)
-                search.tell(handle, e.time if e.ok else None, e.loss if e.ok else None)
+                for handle in handles:
+                    search.tell(handle, e.time if e.ok else None, e.loss if e.ok else None)
                 measured += 1
             self.refresh()
 

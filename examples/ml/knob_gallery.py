@@ -1,7 +1,7 @@
 """One small function per ML transform, each with one knob: what every transform means, and
 the fixture tests/test_ml.py builds and checks against JAX.
 
-    python -m approxcc.ml.build examples/ml/knob_gallery.py -o build/gallery --target cpu
+    approxcc examples/ml/knob_gallery.py -o build/gallery --target=cpu
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """A tiny synthetic decoder (2 layers, d=32, vocab 64) with stacked knobs: the fast fixture
-of tests/test_ml.py and the demo of `approxcc build` for JAX.
+of tests/test_ml.py and the demo of `approxcc model.py` for JAX.
 
-    python -m approxcc.ml.build examples/ml/tiny_decoder.py -o build/tiny --target cpu
+    approxcc examples/ml/tiny_decoder.py -o build/tiny --target=cpu
+    approxcc -S -emit-mlir examples/ml/tiny_decoder.py -o -        # its approx IR
     python examples/ml/tiny_decoder.py build/tiny        # greedy decode, JAX vs IREE
 
 Weights are deterministic random numbers from a seed; the layers are stacked on axis 0 and

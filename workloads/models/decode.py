@@ -24,7 +24,7 @@ import numpy as np
 
 from .layers import Cache, init_cache
 from .tokenizer import TextTokenizer
-from .weights import Params, layer_count
+from .weights import Params, layer_count, output_head
 
 DEFAULT_MAX_LEN = 256
 PREFILL_BUCKET = 32
@@ -42,10 +42,20 @@ class DecoderModel:
     config: Any
     params: Params
     tokenizer: TextTokenizer
+    # Token ids of the output rows when the vocabulary is restricted (``restrict_vocab``).
+    vocab_ids: np.ndarray | None = None
 
     def with_params(self, params: Params) -> DecoderModel:
         """The same model with rewritten weights (cast, quantized, stacked)."""
         return dataclasses.replace(self, params=params)
+
+    def full_logits(self, logits: np.ndarray) -> np.ndarray:
+        """Logits over the whole vocabulary: tokens outside a restricted one get -inf."""
+        if self.vocab_ids is None:
+            return logits
+        out = np.full(self.config.vocab_size, -np.inf, np.float32)
+        out[self.vocab_ids] = logits
+        return out
 
     def new_cache(self, max_len: int = DEFAULT_MAX_LEN) -> Cache:
         n_layers = layer_count(self.params["layers"])
@@ -69,13 +79,44 @@ def skip_layers(model: DecoderModel, drop: set[int] | frozenset[int]) -> Decoder
                                params=params)
 
 
+def restrict_vocab(model: DecoderModel, token_ids: np.ndarray) -> DecoderModel:
+    """``model`` whose output head computes only the logits of ``token_ids`` (the head is
+    most of a small model's bytes per token: Gemma 3 270M's 262,144 rows are 2/3 of them).
+    ``full_logits`` puts them back in vocabulary order."""
+    ids = np.unique(np.asarray(token_ids, np.int64))
+    head = np.asarray(output_head(model.params))[ids]
+    return dataclasses.replace(model, params={**model.params, "output": head}, vocab_ids=ids)
+
+
+def frequent_tokens(model: DecoderModel, texts: list[str], n: int) -> np.ndarray:
+    """The ``n`` token ids most frequent in ``texts``, plus the tokenizer's special ones."""
+    counts = np.zeros(model.config.vocab_size, np.int64)
+    for enc in model.tokenizer.tokenizer.encode_batch(texts, add_special_tokens=False):
+        np.add.at(counts, enc.ids, 1)
+    special = [i for i in (model.tokenizer.bos_id, model.tokenizer.eos_id,
+                           *model.tokenizer.stop_ids) if i is not None]
+    return np.union1d(np.argsort(-counts, kind="stable")[:n], special)
+
+
+def attention_window(model: DecoderModel, window: int) -> DecoderModel:
+    """``model`` whose every layer attends to the last ``window`` positions only (Gemma's
+    sliding layers keep a smaller window of their own)."""
+    windows = getattr(model.config, "layer_windows", None)
+    if windows is None:
+        raise ValueError(f"{model.name} has no per-layer attention windows")
+    narrowed = tuple(min(w, window) if w else window for w in windows)
+    return dataclasses.replace(model, config=dataclasses.replace(model.config,
+                                                                 layer_windows=narrowed))
+
+
 def step_functions(arch: ModuleType, config: Any) -> tuple[StepFn, StepFn]:
     """``(prefill, decode_step)`` for one architecture and config (pure, unjitted)."""
 
     def prefill(
         params: Params, cache: Cache, tokens: jax.Array, length: jax.Array
     ) -> tuple[jax.Array, Cache]:
-        hidden, cache = arch.forward(config, params, cache, tokens, jnp.zeros((), jnp.int32))
+        # pos 0 as a Python int: the prompt attends to itself only (layers.cached_attention)
+        hidden, cache = arch.forward(config, params, cache, tokens, 0)
         last = jax.lax.dynamic_slice_in_dim(hidden, length - 1, 1)
         return arch.logits(config, params, last)[0], cache
 
@@ -132,11 +173,11 @@ class JaxRunner:
         tokens = pad_prompt(ids, prefill_length(len(ids), self.max_len))
         self.cache = self.model.new_cache(self.max_len)
         logits, self.cache = self._prefill(self.params, self.cache, tokens, np.int32(len(ids)))
-        return np.asarray(logits)
+        return self.model.full_logits(np.asarray(logits))
 
     def decode(self, token: int, pos: int) -> np.ndarray:
         logits, self.cache = self._decode(self.params, self.cache, np.int32(token), np.int32(pos))
-        return np.asarray(logits)
+        return self.model.full_logits(np.asarray(logits))
 
 
 @dataclass
@@ -202,16 +243,31 @@ def generate(
 
 
 def nll(model: DecoderModel, ids: list[int]) -> float:
-    """Mean next-token negative log-likelihood (nats) of ``ids`` in one forward pass."""
+    """Mean next-token negative log-likelihood (nats) of ``ids`` in one forward pass. With a
+    restricted vocabulary, over the targets inside it (``coverage`` says how many are)."""
     tokens = np.asarray(ids, np.int32)
+    rows, keep = _target_rows(model, tokens[1:])
 
     @jax.jit
-    def run(params: Params, tokens: jax.Array) -> jax.Array:
+    def run(params: Params, tokens: jax.Array, rows: jax.Array, keep: jax.Array) -> jax.Array:
         cache = init_cache(layer_count(params["layers"]), tokens.shape[0],
                            model.config.n_kv_heads, model.config.head_dim)
-        hidden, _ = model.arch.forward(model.config, params, cache, tokens,
-                                       jnp.zeros((), jnp.int32))
+        hidden, _ = model.arch.forward(model.config, params, cache, tokens, 0)
         logp = jax.nn.log_softmax(model.arch.logits(model.config, params, hidden[:-1]))
-        return -jnp.mean(jnp.take_along_axis(logp, tokens[1:, None], axis=-1))
+        picked = jnp.take_along_axis(logp, rows[:, None], axis=-1)[:, 0]
+        return -jnp.sum(jnp.where(keep, picked, 0.0)) / jnp.maximum(jnp.sum(keep), 1)
 
-    return float(run(model.params, tokens))
+    return float(run(model.params, tokens, rows, keep))
+
+
+def coverage(model: DecoderModel, ids: list[int]) -> float:
+    """Share of the next-token targets of ``ids`` inside the model's output vocabulary."""
+    return float(np.mean(_target_rows(model, np.asarray(ids[1:], np.int32))[1]))
+
+
+def _target_rows(model: DecoderModel, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Output-head rows of ``targets`` and whether each has one."""
+    if model.vocab_ids is None:
+        return targets, np.ones(len(targets), bool)
+    rows = np.clip(np.searchsorted(model.vocab_ids, targets), 0, len(model.vocab_ids) - 1)
+    return rows.astype(np.int32), model.vocab_ids[rows] == targets

@@ -30,7 +30,7 @@ import numpy as np
 from .config import DecoderConfig, decoder_fields
 from .gguf_file import GGUFFile
 from .layers import Cache, cached_attention, rms_norm, rope
-from .weights import Params, embed_rows, iter_layers, linear
+from .weights import Params, embed_rows, iter_layers, linear, output_head
 
 SLIDING_WINDOW_PATTERN = 6
 LOCAL_ROPE_BASE = 10000.0
@@ -75,7 +75,7 @@ def config_from_gguf(g: GGUFFile) -> Gemma3Config:
 
 
 def forward(
-    cfg: Gemma3Config, params: Params, cache: Cache, tokens: jax.Array, pos: jax.Array
+    cfg: Gemma3Config, params: Params, cache: Cache, tokens: jax.Array, pos: jax.Array | int
 ) -> tuple[jax.Array, Cache]:
     """Hidden states (S, d) after the final norm for ``tokens`` (S,) at ``pos..pos+S-1``."""
     positions = pos + jnp.arange(tokens.shape[0], dtype=jnp.int32)
@@ -100,7 +100,7 @@ def forward(
 
 def logits(cfg: Gemma3Config, params: Params, hidden: jax.Array) -> jax.Array:
     """Vocabulary logits (S, vocab) float32 of final hidden states (S, d)."""
-    out = linear(hidden, params["embed"])
+    out = linear(hidden, output_head(params))
     if cfg.final_softcap:
         out = jnp.tanh(out / cfg.final_softcap) * cfg.final_softcap
     return out

@@ -1,22 +1,23 @@
-"""The decode steps of a ``DecoderModel`` exported with ``jax.export`` and run by IREE.
+"""The prefill and decode steps of a ``DecoderModel`` exported with ``jax.export``, run by IREE.
 
-Each step (prefill, decode) is one StableHLO module whose arguments are the flattened
-``(params, cache, tokens|token, length|pos)``: weights are arguments, never constants.
-``iree-compile`` (the wheel's executable, run as a job) turns it into a vmfb cached under
+Each step is one StableHLO module whose arguments are the flattened ``(cache,
+tokens|token, length|pos)``; the weights are immutable globals read from parameters
+(``iree_parameters``), so IREE hoists whatever it derives from a weight alone (transposes,
+data-tiling layouts) into the module initializer instead of redoing it on every call.
+``iree-compile`` (the wheel's executable, run as a job) turns each into a vmfb cached under
 ``~/.cache/approxcc/models`` keyed by model, step, a hash of the module text and the flags.
-Weights are uploaded to the device once; the cache stays on the device between steps.
+Both steps share one runtime context and one parameter module; the cache stays on the
+device between steps.
 
-What makes low-precision weights fast or slow here (IREE 3.13, llvm-cpu, issue #8):
-- IREE's default dispatch formation does not fuse the widening ``convert`` of a weight
-  *argument* (bf16/f16/int8 -> f32) into the matvec that consumes it: it becomes an
-  elementwise dispatch that writes a float32 copy of the whole weight on every call, then
-  the matvec reads that copy (3.5x the bytes of f32). ``FUSION_FLAGS`` fuses it.
-- With fusion, a widening matvec is compute-bound on this CPU (x86 without avx512-fp16;
-  IREE does not use ``vdpbf16ps`` for it): bf16/f16 run at ~6-7 GB/s of weights against
-  ~16-21 GB/s for f32, so they are slower than f32 per token, not faster. int8 (group 64)
-  reads a quarter of the bytes and ends up about as fast as f32.
-- Layers are stacked (``weights.stack_layers``) by default: 11 weight arguments instead of
-  272 (SmolLM2 f32) cut a few percent (~3 ms) of a step.
+The two steps are compiled differently because they are different problems:
+- prefill is matrix-matrix (the whole prompt at once, attending to itself under a causal
+  mask, logits only for its last position): ``weights.linear`` traced as ``dot_general``
+  and IREE's data tiling with its mmt4d ukernels (``PREFILL_FLAGS``);
+- decode is matrix-vector, bound by the bytes of weights read per token: ``DEFAULT_MODE``
+  traces ``linear`` as a fused multiply-and-reduce, in which a narrow weight is widened in
+  registers; W8A8 weights take an int8 x int8 -> int32 product either way.
+``approxcc.ml.build.FUSION_FLAGS`` keeps the widening ``convert`` of a narrow weight inside
+the matvec rather than in a dispatch of its own that writes a float32 copy per call.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from typing import Any
 
 import iree.runtime as ireert
 import jax
-import ml_dtypes
 import numpy as np
 from iree.compiler.tools.binaries import find_tool
 from iree.runtime.version import VERSION as IREE_VERSION
@@ -39,6 +39,7 @@ from approxcc.ml.build import FUSION_FLAGS
 
 from .decode import DEFAULT_MAX_LEN, DecoderModel, pad_prompt, step_functions
 from .files import models_cache
+from .iree_parameters import as_parameters, parameters_module
 from .weights import linear_mode, stack_layers
 
 BASE_CPU_FLAGS = (
@@ -46,14 +47,14 @@ BASE_CPU_FLAGS = (
     "--iree-hal-target-backends=llvm-cpu",
     "--iree-llvmcpu-target-cpu=host",
 )
-# FUSION_FLAGS (approxcc.ml.build) also fuse the transpose a ``dot_general`` needs of a
-# weight argument into the matvec.
 CPU_FLAGS = BASE_CPU_FLAGS + FUSION_FLAGS
-# How ``weights.linear`` is traced for IREE. With FUSION_FLAGS "dot" and "reduce" run
-# f32/bf16/f16 within noise of each other (f32 "dot" 0-10% faster), but int8 "dot" still
-# materialises a dequantised, transposed float32 weight a call (a dispatch of its own, 10x
-# slower); without FUSION_FLAGS "dot" transposes every weight argument a call.
+# Data tiling (packed layouts for mmt4d) with IREE's ukernels: the packing of a weight is
+# hoisted into the initializer, since weights are parameters. Not FUSION_FLAGS: prefill
+# widens nothing per call, and with them a norm's reduction over a 64-token tile exceeds
+# the llvm-cpu stack limit (36 KiB of 32).
+PREFILL_FLAGS = BASE_CPU_FLAGS + ("--iree-opt-data-tiling", "--iree-llvmcpu-enable-ukernels=all")
 DEFAULT_MODE = "reduce"
+PREFILL_MODE = "dot"
 PREFILL_LEN = 64
 
 
@@ -101,33 +102,6 @@ def compile_mlir(mlir: str, tag: str, flags: tuple[str, ...] = CPU_FLAGS) -> Com
     return Compiled(vmfb, elapsed)
 
 
-def _to_device(device: ireert.HalDevice, leaf: Any) -> ireert.DeviceArray:
-    arr = np.ascontiguousarray(np.asarray(leaf))
-    if arr.dtype == ml_dtypes.bfloat16:  # numpy has no bf16: upload the bits, typed bf16
-        view = device.allocator.allocate_buffer_copy(
-            memory_type=ireert.MemoryType.DEVICE_LOCAL,
-            allowed_usage=ireert.BufferUsage.DEFAULT,
-            device=device,
-            buffer=arr.view(np.uint16),
-            element_type=ireert.HalElementType.BFLOAT_16,
-        )
-        return ireert.DeviceArray(device, view, override_dtype=np.uint16)
-    return ireert.asdevicearray(device, arr)
-
-
-class _Step:
-    """One compiled step function bound to a runtime context."""
-
-    def __init__(self, config: ireert.Config, compiled: Compiled) -> None:
-        self.context = ireert.SystemContext(config=config)
-        module = ireert.VmModule.mmap(config.vm_instance, str(compiled.vmfb))
-        self.context.add_vm_module(module)
-        self.fn = self.context.modules[module.name]["main"]
-
-    def __call__(self, *args: Any) -> Any:
-        return self.fn(*args)
-
-
 class IreeRunner:
     """``decode.Runner`` over IREE (llvm-cpu by default)."""
 
@@ -140,6 +114,8 @@ class IreeRunner:
         driver: str = "local-task",
         flags: tuple[str, ...] = CPU_FLAGS,
         mode: str = DEFAULT_MODE,
+        prefill_flags: tuple[str, ...] = PREFILL_FLAGS,
+        prefill_mode: str = PREFILL_MODE,
         stack: bool = True,
     ) -> None:
         if stack:  # one argument a weight kind instead of one a layer and kind
@@ -147,26 +123,31 @@ class IreeRunner:
         self.model = model
         self.max_len = max_len
         self.prefill_len = prefill_len
+        self.mode = mode
         prefill, decode_step = step_functions(model.arch, model.config)
         cache = model.new_cache(max_len)
         zero = np.int32(0)
-        self.mode = mode
-        tag = f"{model.name}-{variant}-{self.mode}{'-stacked' if stack else ''}-L{max_len}"
+        self._weights = [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(model.params)]
+        n = len(self._weights)
+        tag = f"{model.name}-{variant}{'-stacked' if stack else ''}-L{max_len}"
         self.compiled = {
-            "prefill": compile_mlir(export_mlir(prefill, model.params, cache,
-                                                np.zeros(prefill_len, np.int32), zero,
-                                                mode=self.mode),
-                                    f"{tag}-prefill{prefill_len}", flags),
-            "decode": compile_mlir(export_mlir(decode_step, model.params, cache, zero, zero,
-                                               mode=self.mode),
-                                   f"{tag}-decode", flags),
+            "prefill": compile_mlir(as_parameters(export_mlir(
+                prefill, model.params, cache, np.zeros(prefill_len, np.int32), zero,
+                mode=prefill_mode), n), f"{tag}-{prefill_mode}-prefill{prefill_len}",
+                prefill_flags),
+            "decode": compile_mlir(as_parameters(export_mlir(
+                decode_step, model.params, cache, zero, zero, mode=mode), n),
+                f"{tag}-{mode}-decode", flags),
         }
         self.config = ireert.Config(driver)
-        self._prefill = _Step(self.config, self.compiled["prefill"])
-        self._decode = _Step(self.config, self.compiled["decode"])
-        device = self.config.device
-        self.weights = [_to_device(device, leaf) for leaf in jax.tree_util.tree_leaves(
-            model.params)]
+        self.context = ireert.SystemContext(config=self.config)
+        self.context.add_vm_module(parameters_module(self.config.vm_instance, self._weights))
+        steps = {}
+        for step, compiled in self.compiled.items():
+            module = ireert.VmModule.mmap(self.config.vm_instance, str(compiled.vmfb))
+            self.context.add_vm_module(module)
+            steps[step] = self.context.modules[module.name]["main"]
+        self._prefill, self._decode = steps["prefill"], steps["decode"]
         self._empty_cache = [np.asarray(c) for c in jax.tree_util.tree_leaves(cache)]
         self.cache: list[Any] = []
 
@@ -179,11 +160,9 @@ class IreeRunner:
             raise ValueError(f"prompt of {len(ids)} tokens exceeds prefill_len "
                              f"{self.prefill_len}")
         tokens = pad_prompt(ids, self.prefill_len)
-        logits, *self.cache = self._prefill(*self.weights, *self._empty_cache, tokens,
-                                            np.int32(len(ids)))
-        return np.asarray(logits.to_host())
+        logits, *self.cache = self._prefill(*self._empty_cache, tokens, np.int32(len(ids)))
+        return self.model.full_logits(np.asarray(logits.to_host()))
 
     def decode(self, token: int, pos: int) -> np.ndarray:
-        logits, *self.cache = self._decode(*self.weights, *self.cache, np.int32(token),
-                                           np.int32(pos))
-        return np.asarray(logits.to_host())
+        logits, *self.cache = self._decode(*self.cache, np.int32(token), np.int32(pos))
+        return self.model.full_logits(np.asarray(logits.to_host()))

@@ -46,7 +46,7 @@ def cached_attention(
     v: jax.Array,
     cache: Cache,
     layer: int,
-    pos: jax.Array,
+    pos: jax.Array | int,
     scale: float,
     window: int = 0,
 ) -> tuple[jax.Array, Cache]:
@@ -54,21 +54,25 @@ def cached_attention(
 
     ``q`` is (S, heads, hd) for positions ``pos .. pos+S-1``; keys after a query's position,
     and with ``window`` > 0 keys ``window`` or more positions before it, are masked. Returns
-    (S, heads*hd) and the updated cache.
+    (S, heads*hd) and the updated cache. A prompt at the static position 0 (``pos=0``, an
+    int) attends to its own keys only (S x S scores), not to the whole empty cache.
     """
     zero = jnp.zeros((), jnp.int32)
-    keys = jax.lax.dynamic_update_slice(cache["k"][layer], k, (pos, zero, zero))
-    values = jax.lax.dynamic_update_slice(cache["v"][layer], v, (pos, zero, zero))
+    start = (jnp.asarray(pos, jnp.int32), zero, zero)
+    keys = jax.lax.dynamic_update_slice(cache["k"][layer], k, start)
+    values = jax.lax.dynamic_update_slice(cache["v"][layer], v, start)
     cache = {
         "k": [*cache["k"][:layer], keys, *cache["k"][layer + 1:]],
         "v": [*cache["v"][:layer], values, *cache["v"][layer + 1:]],
     }
+    if isinstance(pos, int) and pos == 0:
+        keys, values = k, v
     s, heads, hd = q.shape
-    max_len, kv_heads, _ = keys.shape
+    n_keys, kv_heads, _ = keys.shape
     grouped = q.reshape(s, kv_heads, heads // kv_heads, hd)
     scores = jnp.einsum("skgd,tkd->kgst", grouped, keys) * scale
     q_pos = pos + jnp.arange(s, dtype=jnp.int32)
-    k_pos = jnp.arange(max_len, dtype=jnp.int32)
+    k_pos = jnp.arange(n_keys, dtype=jnp.int32)
     visible = k_pos[None, :] <= q_pos[:, None]
     if window:
         visible &= q_pos[:, None] - k_pos[None, :] < window

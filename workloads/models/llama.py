@@ -23,7 +23,7 @@ import numpy as np
 from .config import DecoderConfig, decoder_fields
 from .gguf_file import GGUFFile
 from .layers import Cache, cached_attention, rms_norm, rope
-from .weights import Params, embed_rows, iter_layers, linear
+from .weights import Params, embed_rows, iter_layers, linear, output_head
 
 # params key of a layer's weight -> its GGUF tensor name (``blk.N.<name>.weight``)
 LAYER_TENSORS = {
@@ -36,19 +36,17 @@ LAYER_TENSORS = {
 @dataclass(frozen=True)
 class LlamaConfig(DecoderConfig):
     rope_base: float
-    tied_embeddings: bool
 
 
 def config_from_gguf(g: GGUFFile) -> LlamaConfig:
     return LlamaConfig(
         **decoder_fields(g),
         rope_base=float(g.get(".rope.freq_base", 10000.0)),
-        tied_embeddings="output.weight" not in g.tensor_names(),
     )
 
 
 def forward(
-    cfg: LlamaConfig, params: Params, cache: Cache, tokens: jax.Array, pos: jax.Array
+    cfg: LlamaConfig, params: Params, cache: Cache, tokens: jax.Array, pos: jax.Array | int
 ) -> tuple[jax.Array, Cache]:
     """Hidden states (S, d) after the final norm for ``tokens`` (S,) at ``pos..pos+S-1``."""
     positions = pos + jnp.arange(tokens.shape[0], dtype=jnp.int32)
@@ -71,4 +69,4 @@ def forward(
 
 def logits(cfg: LlamaConfig, params: Params, hidden: jax.Array) -> jax.Array:
     """Vocabulary logits (S, vocab) float32 of final hidden states (S, d)."""
-    return linear(hidden, params["embed"] if cfg.tied_embeddings else params["output"])
+    return linear(hidden, output_head(params))

@@ -175,6 +175,12 @@ def embed_rows(w: Weight, tokens: jax.Array) -> jax.Array:
     return jnp.asarray(w)[tokens].astype(jnp.float32)
 
 
+def output_head(params: Params) -> Weight:
+    """The output projection: ``params["output"]`` if the model has one (untied, or a
+    restricted vocabulary), else the tied embedding."""
+    return params.get("output", params["embed"])
+
+
 def _is_matrix(leaf: Any) -> bool:
     return hasattr(leaf, "ndim") and leaf.ndim >= 2
 

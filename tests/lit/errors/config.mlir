@@ -23,6 +23,16 @@
 // RUN: not %approxcc opt %s --pass-pipeline='approx-apply-config{config=%t.shape.json}' 2>&1 | FileCheck %s --check-prefix=SHAPE
 // SHAPE: shape.json:1:12: error: knob 'l': expected {"value": int} or {"thresholds": [...], "decisions": [...]}
 
+// A static knob takes a value, not a decision tree.
+// RUN: printf '{"knobs": {"l": {"thresholds": [2], "decisions": [1, 2]}}}' > %t.static.json
+// RUN: not %approxcc opt %s --pass-pipeline='approx-apply-config{config=%t.static.json}' 2>&1 | FileCheck %s --check-prefix=STATIC
+// STATIC: static.json:1:12: error: knob 'l' is static: it takes {"value": v}, not thresholds and decisions
+
+// Without params.values, the transform's own domain (the registry's) bounds the value.
+// RUN: printf '{"knobs": {"s": {"value": 3}}}' > %t.transform.json
+// RUN: not %approxcc opt %s --pass-pipeline='approx-apply-config{config=%t.transform.json}' 2>&1 | FileCheck %s --check-prefix=TRANSFORM
+// TRANSFORM: transform.json:1:12: error: knob 's': value 3 is not valid for 'task_skipping' (must be 0 or 1)
+
 // RUN: printf '[1]' > %t.top.json
 // RUN: not %approxcc opt %s --pass-pipeline='approx-apply-config{config=%t.top.json}' 2>&1 | FileCheck %s --check-prefix=TOP
 // TOP: top.json:1:1: error: configuration must be a JSON object
@@ -38,5 +48,8 @@ func.func @k(%n: index) {
     }
     "approx.yield"() : () -> ()
   }) : (index) -> ()
+  "approx.knob"() <{id = 1 : i64, name = "s", transform_types = ["task_skipping"], params = {target = "statement"}}> ({
+    "approx.yield"() : () -> ()
+  }) : () -> ()
   func.return
 }

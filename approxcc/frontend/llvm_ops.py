@@ -1,0 +1,75 @@
+"""The few upstream MLIR ops the C frontend emits that xDSL 0.75 does not define; printed in
+generic form, upstream `mlir-opt` reads them as its own."""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import FunctionType, SymbolRefAttr
+from xdsl.dialects.llvm import LLVMPointerType
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import (
+    AnyAttr,
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+)
+
+
+@irdl_op_definition
+class FuncConstantOp(IRDLOperation):
+    """`func.constant`: the value of a `func.func` symbol, which func-to-llvm lowers to the
+    function's address."""
+
+    name = "func.constant"
+    value = prop_def(SymbolRefAttr)
+    result = result_def(FunctionType)
+
+    def __init__(self, symbol: str, ftype: FunctionType):
+        super().__init__(properties={"value": SymbolRefAttr(symbol)}, result_types=[ftype])
+
+
+@irdl_op_definition
+class VaStartOp(IRDLOperation):
+    """`llvm.intr.vastart`: initialise the `va_list` at the pointer."""
+
+    name = "llvm.intr.vastart"
+    arg_list = operand_def(LLVMPointerType)
+
+    def __init__(self, arg_list: SSAValue):
+        super().__init__(operands=[arg_list])
+
+
+@irdl_op_definition
+class VaEndOp(IRDLOperation):
+    """`llvm.intr.vaend`."""
+
+    name = "llvm.intr.vaend"
+    arg_list = operand_def(LLVMPointerType)
+
+    def __init__(self, arg_list: SSAValue):
+        super().__init__(operands=[arg_list])
+
+
+@irdl_op_definition
+class VaCopyOp(IRDLOperation):
+    """`llvm.intr.vacopy`: `va_copy(dest, src)`."""
+
+    name = "llvm.intr.vacopy"
+    dest_list = operand_def(LLVMPointerType)
+    src_list = operand_def(LLVMPointerType)
+
+    def __init__(self, dest: SSAValue, src: SSAValue):
+        super().__init__(operands=[dest, src])
+
+
+@irdl_op_definition
+class VaArgOp(IRDLOperation):
+    """`llvm.va_arg`: the next variadic argument, of the result's type."""
+
+    name = "llvm.va_arg"
+    arg = operand_def(LLVMPointerType)
+    res = result_def(AnyAttr())
+
+    def __init__(self, arg_list: SSAValue, result_type: Attribute):
+        super().__init__(operands=[arg_list], result_types=[result_type])

@@ -1,0 +1,133 @@
+"""The ML transforms as passes over the approx knobs of an ML module (see `ml/ir.py`).
+
+`approx-ml-<transform>` (func-substitute, task-skipping, loop-perforate, quantize,
+precision) finds, in every ML function, the knob of that transform and adds one variant
+function per value of its domain (only the configured one after `approx-apply-config` sets
+`params.value`) for every variant already there: run them all and the module holds the
+product of the knobs' domains, the variants `approxcc build` compiles. Each variant is the
+StableHLO of `ml/transforms.make_variant` for its choice; transforms compose in the fixed
+order documented there, whatever the order of the passes. Every knob lists the variants that
+approximate it (its value is not the exact one) in `params.variants`.
+
+Variants take their own weights (cast, quantised, fewer layers, another model's), so one
+module cannot call them all from one signature: the variant functions are a variant table,
+and the runtime (`ml/runtime.py`) picks one per call from the configuration, evaluating a
+dynamic knob's decision tree on the host.
+
+`ML_PIPELINE` runs every ML pass. `ML_PASSES` maps their names to their classes (for a pass
+pipeline parser).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, ModuleOp, SymbolRefAttr
+from xdsl.passes import ModulePass
+
+from approxcc.dialect import KnobOp
+from approxcc.ml.ir import (
+    CHOICE_ATTR,
+    FUNCTION_ATTR,
+    SOURCE_ATTR,
+    VARIANT_OF,
+    add_variant,
+    exact_choice,
+    verify,
+)
+from approxcc.ml.program import MLFunction, MLProgram, load_program
+
+
+@functools.lru_cache(maxsize=8)
+def _program(path: str) -> MLProgram:
+    return load_program(path)
+
+
+def program_of(module: ModuleOp) -> MLProgram:
+    """The Python program an ML module was emitted from (imported once per process)."""
+    source = module.attributes.get(SOURCE_ATTR)
+    if source is None:
+        raise RuntimeError(f"not an ML module (no {SOURCE_ATTR} attribute)")
+    return _program(str(Path(source.data)))  # type: ignore[attr-defined]
+
+
+def variants_of(module: ModuleOp, name: str) -> list[func.FuncOp]:
+    """The variant functions of the decorated function `name`, in module order."""
+    return [op for op in module.ops if isinstance(op, func.FuncOp)
+            and getattr(op.attributes.get(VARIANT_OF), "data", None) == name]
+
+
+def choice_of(variant: func.FuncOp, fn: MLFunction) -> dict[str, int | None]:
+    attr = variant.attributes[CHOICE_ATTR]
+    assert isinstance(attr, DictionaryAttr)
+    given = {k: v.value.data for k, v in attr.data.items() if isinstance(v, IntegerAttr)}
+    return {k: given.get(k, v) for k, v in exact_choice(fn).items()}
+
+
+@dataclass(frozen=True)
+class MLTransformPass(ModulePass):
+    """Adds the variants of the knobs of one transform (see the module docstring)."""
+
+    transform: ClassVar[str]
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if SOURCE_ATTR not in op.attributes:   # not an ML module: nothing of ours
+            return
+        program = program_of(op)
+        for public in [f for f in op.ops if FUNCTION_ATTR in f.attributes]:
+            fn = program.functions[public.attributes[FUNCTION_ATTR].data]  # type: ignore[attr-defined]
+            knobs = [k for k in public.walk() if isinstance(k, KnobOp)]
+            for knob in knobs:
+                if self.transform in (t.data for t in knob.transform_types):
+                    self._expand(op, fn, knob)
+            for knob in knobs:
+                _list_variants(op, fn, knob)
+        verify(op)
+
+    def _expand(self, module: ModuleOp, fn: MLFunction, knob: KnobOp) -> None:
+        name = knob.knob_name.data
+        exact = exact_choice(fn)[name]
+        configured = knob.param("value")
+        values_attr = knob.param("values")
+        assert isinstance(values_attr, ArrayAttr)
+        values = [configured.value.data] if isinstance(configured, IntegerAttr) \
+            else [v.value.data for v in values_attr]
+        for variant in variants_of(module, fn.name):
+            choice = choice_of(variant, fn)
+            for v in values:
+                if v != exact:
+                    add_variant(module, fn, {**choice, name: v})
+
+
+def _list_variants(module: ModuleOp, fn: MLFunction, knob: KnobOp) -> None:
+    name = knob.knob_name.data
+    exact = exact_choice(fn)[name]
+    approximate = [SymbolRefAttr(f.sym_name) for f in variants_of(module, fn.name)
+                   if choice_of(f, fn)[name] != exact]
+    if approximate:
+        knob.params = DictionaryAttr({**knob.params.data, "variants": ArrayAttr(approximate)})
+
+
+def _pass(transform: str) -> type[MLTransformPass]:
+    cls = type(f"ML_{transform}", (MLTransformPass,), {
+        "name": f"approx-ml-{transform.replace('_', '-')}", "transform": transform,
+        "__doc__": f"approx-ml-{transform.replace('_', '-')}: the {transform} variants."})
+    return dataclass(frozen=True)(cls)
+
+
+# The order transforms compose in (ml/transforms.py), which is also the pipeline's.
+ML_TRANSFORMS = ("func_substitute", "task_skipping", "loop_perforate", "quantize", "precision")
+ML_PASSES: dict[str, type[ModulePass]] = {p.name: p for p in map(_pass, ML_TRANSFORMS)}
+ML_PIPELINE = ",".join(ML_PASSES)
+
+
+def expand_all(module: ModuleOp) -> None:
+    """Runs every ML pass: the module then holds every variant `approxcc build` compiles."""
+    ctx = Context()
+    for cls in ML_PASSES.values():
+        cls().apply(ctx, module)

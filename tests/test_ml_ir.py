@@ -1,0 +1,119 @@
+"""The ML half in the approx dialect: approx knobs around StableHLO, the ML passes, every
+variant through IREE for every target, and IREE's failures as one-line diagnostics."""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+from xdsl.context import Context
+
+from approxcc.diagnostics import CompileError, DiagnosticEngine
+from approxcc.dialect import KnobOp
+from approxcc.ml.build import build_model
+from approxcc.ml.ir import approx_module, emit_approx_mlir, parse_ir, print_ir, verify
+from approxcc.ml.passes import ML_PASSES, variants_of
+from approxcc.ml.program import load_program
+from approxcc.ml.runtime import load
+
+ROOT = Path(__file__).resolve().parents[1]
+DECODER = ROOT / "examples" / "ml" / "tiny_decoder.py"
+
+
+def test_emitted_ir_has_approx_knobs_and_round_trips() -> None:
+    text = emit_approx_mlir(str(DECODER))
+    # one knob per decorator, nested in decorator order, innermost the exact StableHLO
+    assert re.search(r'approx\.knob "llm" id 0 \[func_substitute\] \(%\d+, .*params \{target '
+                     r'= "function", values = \[0 : i64, 1 : i64\], dynamic, thresholds = 1 : '
+                     r'i64, range = \[0 : i64, 100 : i64\]\} loc ".*tiny_decoder.py:\d+:2"',
+                     text)
+    assert text.index('approx.knob "llm_precision"') < text.index('approx.knob "llm_quant"') \
+        < text.index("func.call @decode_step.exact(")
+    assert '%11: f32 {approx.state = "retrieval_score"}' in text       # the dynamic state
+    assert '"stablehlo.dot_general"' in text
+    again = parse_ir(text, "<emitted>")
+    verify(again)
+    assert print_ir(again) == text
+
+
+def test_each_ml_pass_adds_its_variants() -> None:
+    program = load_program(DECODER)
+    module = approx_module(program)
+    counts = {}
+    for name, cls in ML_PASSES.items():
+        cls().apply(Context(), module)
+        counts[name] = [f.sym_name.data for f in variants_of(module, "decode_step")]
+    assert counts["approx-ml-func-substitute"] == ["decode_step.exact", "decode_step.llm.forward"]
+    assert counts["approx-ml-task-skipping"] == counts["approx-ml-func-substitute"]
+    assert len(counts["approx-ml-quantize"]) == 4
+    assert set(counts["approx-ml-precision"]) == {
+        "decode_step.exact", "decode_step.llm.forward", "decode_step.llm_quant.w8a8",
+        "decode_step.llm.forward.llm_quant.w8a8", "decode_step.llm_precision.bf16",
+        "decode_step.llm.forward.llm_precision.bf16", "decode_step.llm_precision.bf16.llm_quant.w8a8",
+        "decode_step.llm.forward.llm_precision.bf16.llm_quant.w8a8"}
+    knobs = {k.knob_name.data: k for k in module.walk() if isinstance(k, KnobOp)}
+    listed = [a.root_reference.data for a in knobs["llm_quant"].param("variants")]
+    assert sorted(listed) == sorted(n for n in counts["approx-ml-precision"] if "w8a8" in n)
+    text = print_ir(module)
+    # w8a8: int8 x int8 dot_general accumulating in int32
+    assert re.search(r'"stablehlo.dot_general".*\(tensor<16x32xi8>, tensor<32x96xi8>\) -> '
+                     r'tensor<16x96xi32>', text)
+    # bf16: matmuls accumulate in f32 (the form IREE's CUDA pipeline distributes)
+    assert re.search(r'"stablehlo.dot_general".*\(tensor<16x32xbf16>, tensor<32x96xbf16>\) '
+                     r'-> tensor<16x96xf32>', text)
+
+
+def test_hex_float_constants_survive_the_round_trip() -> None:
+    text = ('"builtin.module"() ({\n  %0 = "stablehlo.constant"() <{value = dense<0xFF800000> '
+            ': tensor<f32>}> : () -> tensor<f32>\n}) : () -> ()')
+    assert "dense<0xFF800000> : tensor<f32>" in print_ir(parse_ir(text, "<t>"))
+
+
+def test_every_tiny_decoder_variant_compiles_for_cuda(tmp_path: Path) -> None:
+    manifest = build_model(DECODER, tmp_path, ["cuda"])
+    variants = manifest.functions["decode_step"]["variants"]
+    assert len(variants) == 8 and manifest.functions["decode_step"]["failed"] == {}
+    for variant in variants:
+        assert (tmp_path / variant["vmfb"]["cuda"]).stat().st_size > 1000
+
+
+FAILING = """
+    import jax.numpy as jnp
+    import numpy as np
+    from approxcc import approx
+
+    def solve(params, x):                      # a LAPACK custom call IREE cannot lower
+        return jnp.linalg.cholesky(x @ x.T + 4 * jnp.eye(4)) @ params["w"]
+
+    @approx.knob("alt", transform="func_substitute", variants=[solve])
+    def affine(params, x):
+        return x @ params["w"]
+
+    APPROX_EXAMPLE_ARGS = {"affine": ({"w": np.ones((4, 4), np.float32)},
+                                      np.ones((4, 4), np.float32))}
+    """
+
+
+def test_iree_failure_is_one_diagnostic_and_keep_going_records_it(tmp_path: Path) -> None:
+    model = tmp_path / "failing.py"
+    model.write_text(textwrap.dedent(FAILING))
+    with pytest.raises(CompileError) as info:
+        build_model(model, tmp_path / "out", ["cpu"])
+    message = info.value.diagnostic.render(show_source=False)
+    assert message == (f"{model}:9:1: error: variant <alt=solve> of 'affine' for target cpu: "
+                       "failed to legalize operation 'stablehlo.custom_call' that was "
+                       "explicitly marked illegal")
+    with DiagnosticEngine():
+        manifest = build_model(model, tmp_path / "out", ["cpu"], keep_going=True)
+    entry = json.loads(manifest.path.read_text())["functions"]["affine"]
+    failed = [v for v in entry["variants"] if v["choice"] == {"alt": 1}]
+    assert entry["failed"] == {"cpu": [failed[0]["id"]]} and "cpu" not in failed[0]["vmfb"]
+    prog = load(manifest.path)
+    assert prog.affine(np.ones((4, 4), np.float32)).tolist() == [[4.0] * 4] * 4
+    prog.configure({"approxcc": "1", "knobs": {"alt": {"value": 1}}})
+    with pytest.raises(LookupError, match="was not built for target cpu"):
+        prog.affine(np.ones((4, 4), np.float32))
