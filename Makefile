@@ -44,9 +44,11 @@ bench-ml: setup
 bench-kernels: setup
 	$(BIN)/python bench/kernels.py $(ARGS)
 
-# Real C code bases (bench/real_c_repos.toml) built by approxcc and by cc, side by side.
+# Real C code bases built by approxcc and by cc, side by side: REAL_C is the folder holding
+# the code bases of bench/real_c_repos.toml, each checked out under its name.
+REAL_C ?= build/real-c
 bench-real-c: setup
-	$(BIN)/python bench/real_c.py $(ARGS)
+	$(BIN)/python bench/real_c.py $(REAL_C) $(ARGS)
 
 # Random programs through the driver: every one compiles or gets a clean diagnostic.
 fuzz: setup

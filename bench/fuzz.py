@@ -6,7 +6,8 @@ Inputs are made from the C programs of the repository (tests/c_programs/*.c, exa
   clause values, garbage tokens, line continuations, both spellings;
 * C: the tokens of a valid program deleted, duplicated, swapped or replaced;
 * configurations: a `-fapprox-config` file for the program's knobs, mutated (types, values,
-  keys, truncated or corrupted JSON).
+  keys, truncated or corrupted JSON);
+* flags: driver flags from its table, with values of every kind.
 
 Each input is compiled with `approxcc -S --emit=mlir` (frontend and approx passes), one in
 eight with `-c` (through mlir-opt, opt and llc too). The driver runs in-process in a pool of
@@ -71,7 +72,15 @@ def seeds() -> list[Path]:
     return found
 
 
-# -- mutators: (rng, source text) → (source text, config text or None) -------------------------
+# -- mutators: (rng, source text) → the input ---------------------------------------------------
+
+@dataclass
+class Mutation:
+    source: str
+    config: str | None = None                          # a -fapprox-config file
+    flags: list[str] = field(default_factory=list)     # more driver flags
+
+
 
 def _annotation(rng: random.Random) -> str:
     spelling = rng.choice(("#pragma approx", "// @approx", "#  pragma  approx", "//@approx"))
@@ -86,7 +95,7 @@ def _annotation(rng: random.Random) -> str:
     return " ".join(parts)
 
 
-def mutate_annotation(rng: random.Random, source: str) -> tuple[str, str | None]:
+def mutate_annotation(rng: random.Random, source: str) -> Mutation:
     existing = list(_ANNOTATION.finditer(source))
     if existing and rng.random() < 0.5:
         m = rng.choice(existing)
@@ -104,15 +113,15 @@ def mutate_annotation(rng: random.Random, source: str) -> tuple[str, str | None]
                 tokens.insert(i, rng.choice(GARBAGE + VALUES))
             else:
                 tokens.append(f"{rng.choice(CLAUSES)}({rng.choice(VALUES)})")
-        return source[:m.start()] + " ".join(tokens) + source[m.end():], None
+        return Mutation(source[:m.start()] + " ".join(tokens) + source[m.end():])
     statements = list(_STATEMENT.finditer(source))
     if not statements:
-        return _annotation(rng) + "\n" + source, None
+        return Mutation(_annotation(rng) + "\n" + source)
     at = rng.choice(statements).start()
-    return source[:at] + _annotation(rng) + "\n" + source[at:], None
+    return Mutation(source[:at] + _annotation(rng) + "\n" + source[at:])
 
 
-def mutate_c(rng: random.Random, source: str) -> tuple[str, str | None]:
+def mutate_c(rng: random.Random, source: str) -> Mutation:
     spans = [m.span() for m in _TOKEN.finditer(source)]
     pieces = [source[a:b] for a, b in spans]
     gaps = [source[b:a] for (_, b), (a, _) in zip(spans, spans[1:], strict=False)] + [""]
@@ -129,7 +138,7 @@ def mutate_c(rng: random.Random, source: str) -> tuple[str, str | None]:
         else:
             pieces[i] = rng.choice(pieces)
     head = source[:spans[0][0]] if spans else ""
-    return head + "".join(p + g for p, g in zip(pieces, gaps, strict=True)), None
+    return Mutation(head + "".join(p + g for p, g in zip(pieces, gaps, strict=True)))
 
 
 def _json_values(rng: random.Random) -> object:
@@ -137,7 +146,7 @@ def _json_values(rng: random.Random) -> object:
                        {"value": 2}, "x" * 50, float("inf") if rng.random() < 0.1 else 8))
 
 
-def mutate_config(rng: random.Random, source: str) -> tuple[str, str | None]:
+def mutate_config(rng: random.Random, source: str) -> Mutation:
     names = _KNOB.findall(source) or ["missing_knob"]
     knobs: dict[str, object] = {}
     for name in rng.sample(names, k=min(len(names), rng.randrange(1, 3))):
@@ -171,11 +180,27 @@ def mutate_config(rng: random.Random, source: str) -> tuple[str, str | None]:
         at = rng.randrange(len(text) + 1)
         text = text[:at] + rng.choice(("", ",", "}", "\u00e9", "\x00", '"', "]")) + \
             text[at + rng.randrange(2):]
-    return source, text
+    return Mutation(source, config=text)
 
 
-MUTATORS: dict[str, Callable[[random.Random, str], tuple[str, str | None]]] = {
-    "annotation": mutate_annotation, "c": mutate_c, "config": mutate_config}
+def mutate_flags(rng: random.Random, source: str) -> Mutation:
+    """Driver flags from its table (driver/options.py), with values of every kind."""
+    from approxcc.driver.options import SPELLINGS
+
+    flags = []
+    for _ in range(rng.randrange(1, 5)):
+        spelling = rng.choice(SPELLINGS)
+        value = rng.choice(("", "x", "0", "-", "=", "always", "obj", "cpu", "llvm", "c11",
+                            "/nonexistent", "error", "approx-exact-knob", "--", "-o"))
+        flags += rng.choice(([spelling], [spelling + value], [spelling, value]))
+    if rng.random() < 0.2:
+        flags.append(rng.choice(("-###", "-v", "-E", "-MD", "-c", "-S", "-emit-llvm")))
+    return Mutation(source, flags=flags)
+
+
+MUTATORS: dict[str, Callable[[random.Random, str], Mutation]] = {
+    "annotation": mutate_annotation, "c": mutate_c, "config": mutate_config,
+    "flags": mutate_flags}
 
 
 # -- running ----------------------------------------------------------------------------------
@@ -225,9 +250,10 @@ def _captured() -> Iterator[dict[str, str]]:
 
 
 def _worker(conn: Connection, scratch: str) -> None:
-    """Runs the driver in this process on each command line it receives; temporary files
-    (ICE reproducers too) go to `scratch`."""
+    """Runs the driver in this process on each command line it receives, in `scratch`, where
+    temporary files (ICE reproducers too) go."""
     os.setpgrp()  # killed with its tools when it hangs
+    os.chdir(scratch)  # what flags such as -save-temps or -MD write lands there
     tempfile.tempdir = scratch
     from approxcc.cli import run
 
@@ -342,19 +368,20 @@ def make_cases(count: int, seed: int, work: Path, files: list[Path]) -> list[Cas
         rng = random.Random(seed * 1_000_003 + i)
         mutator = rng.choice(list(MUTATORS))
         src = rng.choice(files)
-        source, config = MUTATORS[mutator](rng, texts[src])
+        mutation = MUTATORS[mutator](rng, texts[src])
         folder = work / f"{i:05d}"
         folder.mkdir()
         c_file = folder / src.name
-        c_file.write_text(source)
+        c_file.write_text(mutation.source)
         argv = [str(c_file), f"-I{src.parent}", f"-I{ROOT / 'runtime'}"]
-        if config is not None:
-            (folder / "c.json").write_text(config)
+        if mutation.config is not None:
+            (folder / "c.json").write_text(mutation.config)
             argv.append(f"-fapprox-config={folder / 'c.json'}")
         if rng.random() < 0.125:
             argv += ["-c", "-o", str(folder / "out.o")]
         else:
             argv += ["-S", "--emit=mlir", "-o", str(folder / "out.mlir")]
+        argv += mutation.flags
         cases.append(Case(i, mutator, src.name, folder, argv))
     return cases
 
@@ -388,6 +415,8 @@ def fuzz(count: int, seed: int, jobs: int, timeout: float, keep: Path | None,
 
         try:
             pool.run(cases, done)
+        except KeyboardInterrupt:  # Ctrl-C: the summary of the inputs run so far
+            console.print(f"[yellow]interrupted after {progress['n']} inputs[/yellow]")
         finally:
             pool.close()
     return summary

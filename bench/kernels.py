@@ -8,11 +8,14 @@ unless `--screening`), then per QoS budget
   budget;
 * dynamic: the fastest configuration with at least one decision tree within the budget,
 
-both re-measured on the held-out eval inputs (the tuner's validation measures its front and
-its overall picks; a pick it did not measure is measured here, into the same results DB).
+both re-measured on the held-out eval inputs (the tuner's validation measures its front; a
+pick it did not measure is measured here, into the same results DB); and the tuner's own pick
+(noise-aware: confirmed by interleaved repeats, then measured the same way on eval): median
+speedup and loss on tune and eval, whether its eval loss exceeds the budget, and the time the
+search took to reach 95% of its final front's hypervolume.
 Written to the results folder: `results.md` (the table), `results.json`, and per kernel
-`<kernel>/pareto.png` (static and dynamic fronts on the tuning inputs, picks on eval) beside
-the tuner's own outputs (`results.db`, configurations per budget).
+`<kernel>/pareto.png` (the tuner's plot, with the static and dynamic picks on eval added)
+beside the tuner's own outputs (`results.db`, configurations per budget).
 
     python bench/kernels.py [--minutes 4] [--kernels lavamd,kmeans] [--out DIR]
 """
@@ -36,7 +39,8 @@ from approxcc.diagnostics import CompileError
 from approxcc.tune import CProgram, TuneOptions, tune
 from approxcc.tune.db import Evaluation, ResultsDB, Run
 from approxcc.tune.measure import Measurer
-from approxcc.tune.pareto import front
+from approxcc.tune.report import efficiency, plot
+from approxcc.tune.report import rows as pick_rows
 from approxcc.tune.space import is_dynamic_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,6 +78,9 @@ class Row:
     budget: float
     static: Side
     dynamic: Side
+    pick: Side                  # the tuner's confirmed pick (medians of its repeats)
+    over_budget: bool           # its eval loss exceeds the budget
+    hv95_seconds: float | None  # tuning seconds to 95% of the final front's hypervolume
     compile_seconds: float
     evaluations: int
     failed: int
@@ -121,48 +128,6 @@ def side(app: CProgram, db: ResultsDB, run: Run, pick: Evaluation | None, work: 
                 pick.loss, twin.loss if ok else None, pick.config)
 
 
-def plot(kernel: str, run: Run, points: list[Evaluation], rows: list[Row], path: Path) -> None:
-    """Static and dynamic fronts on the tuning inputs; the budget picks on eval."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    base = run.baseline_tune or 0.0
-    right = max(BUDGETS) * 2
-    top = 1.0
-    for label, kind, color, marker in (("static", is_static, "tab:blue", "o"),
-                                       ("dynamic", is_dynamic, "tab:orange", "^")):
-        pts = [e for e in points if kind(e)]
-        if not pts:
-            continue
-        ax.scatter([e.loss for e in pts], [base / e.time for e in pts], s=12, alpha=0.3,
-                   color=color, marker=marker, label=f"{label} points (tune)")
-        # By increasing loss, drawn "post": at loss L the front is the fastest point with
-        # loss <= L.
-        f = sorted(front(pts, key=lambda e: (e.time, e.loss)), key=lambda e: e.loss)
-        ax.step([e.loss for e in f] + [right], [base / e.time for e in f] + [base / f[-1].time],
-                where="post", color=color, label=f"{label} front (tune)")
-        top = max([top, *(base / e.time for e in f if e.loss <= right)])
-        picks = [getattr(r, label) for r in rows]
-        evals = [(s.loss_eval, s.speedup_eval) for s in picks if s.speedup_eval is not None]
-        if evals:
-            ax.scatter(*zip(*evals, strict=True), s=60, facecolors="none", edgecolors=color,
-                       linewidths=1.5, marker=marker, label=f"{label} picks (eval)")
-    for b in BUDGETS:
-        ax.axvline(b, color="grey", linestyle=":", linewidth=0.8)
-    ax.set_xlim(left=-0.005, right=right)
-    ax.set_ylim(bottom=0.0, top=top * 1.3)
-    ax.set_xlabel("QoS loss")
-    ax.set_ylabel("speedup over exact")
-    ax.set_title(f"{kernel}: static vs dynamic fronts (run {run.id})")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
 GENERATORS = ("gen_inputs.py", "gen.py")
 
 
@@ -193,17 +158,28 @@ def bench_kernel(folder: Path, out: Path, args: argparse.Namespace) -> list[Row]
         evaluations = db.evaluations(run_id, "tune")
         points = [e for e in evaluations if e.ok and e.time]
         failed = sum(not e.ok for e in evaluations)
-        rows = []
+        picks = {r.budget: r for r in pick_rows(db, run)}
+        hv95 = efficiency(db, run).to_fraction
+        out_rows = []
         for budget in BUDGETS:
-            rows.append(Row(
+            p = picks.get(budget)
+            pick = Side(p.speedup_tune.median, p.speedup_eval.median if p.speedup_eval else None,
+                        p.loss_tune.median, p.loss_eval.median if p.loss_eval else None,
+                        p.pick.config) if p else Side()
+            out_rows.append(Row(
                 folder.name, budget,
                 side(app, db, run, fastest(points, budget, is_static), out / "work",
                      args.repeats),
                 side(app, db, run, fastest(points, budget, is_dynamic), out / "work",
                      args.repeats),
+                pick, bool(p and p.over_budget), hv95,
                 app.compile_seconds, len(evaluations) - 1, failed, run.baseline_tune or 0.0))
-        plot(folder.name, run, points, rows, out / "pareto.png")
-        return rows
+        marks = {f"{kind} picks (eval)": [(s.loss_eval, s.speedup_eval) for s in
+                                          (getattr(r, kind) for r in out_rows)
+                                          if s.loss_eval is not None and s.speedup_eval]
+                 for kind in ("static", "dynamic")}
+        plot(db, run, out / "pareto.png", marks=marks)
+        return out_rows
     finally:
         db.close()
 
@@ -231,15 +207,21 @@ def _winner(row: Row) -> str:
     return "dynamic" if d > s else "static"
 
 
-COLUMNS = ("kernel", "budget", "static × tune / eval", "dynamic × tune / eval",
+COLUMNS = ("kernel", "budget", "pick × tune / eval", "pick loss tune / eval",
+           "gap pick (speedup / loss)", "eval loss ≤ budget", "95% HV after s",
+           "static × tune / eval", "dynamic × tune / eval",
            "static loss tune / eval", "dynamic loss tune / eval",
            "gap static (speedup / loss)", "gap dynamic (speedup / loss)", "faster (tune)",
            "exact s (tune set)", "compile s", "evaluations (failed)")
 
 
 def cells(row: Row) -> list[str]:
-    st, dy = row.static, row.dynamic
+    st, dy, pk = row.static, row.dynamic, row.pick
+    holds = "-" if pk.loss_eval is None else ("NO" if row.over_budget else "yes")
     return [row.kernel, f"{row.budget:.0%}",
+            f"{_x(pk.speedup_tune)} / {_x(pk.speedup_eval)}",
+            f"{_pct(pk.loss_tune)} / {_pct(pk.loss_eval)}", _gap(pk), holds,
+            f"{row.hv95_seconds:.0f}" if row.hv95_seconds is not None else "-",
             f"{_x(st.speedup_tune)} / {_x(st.speedup_eval)}",
             f"{_x(dy.speedup_tune)} / {_x(dy.speedup_eval)}",
             f"{_pct(st.loss_tune)} / {_pct(st.loss_eval)}",
@@ -255,7 +237,9 @@ def markdown(rows: list[Row], args: argparse.Namespace) -> str:
              f"{args.repeats} run(s) per input, {args.parallel} evaluation(s) at once"
              f"{', screening' if args.screening else ', no screening'}. "
              "Speedups: exact ROI time / configuration ROI time, summed over the inputs; "
-             "gap: eval relative to tune (speedup ratio - 1 / loss difference).",
+             "gap: eval relative to tune (speedup ratio - 1 / loss difference). "
+             "pick: the tuner's noise-aware pick (medians of interleaved repeats); "
+             "static / dynamic: the fastest single run of each kind within the budget.",
              "", "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     lines += ["| " + " | ".join(cells(r)) + " |" for r in rows]
     return "\n".join(lines) + "\n"

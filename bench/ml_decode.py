@@ -340,7 +340,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.variants[0] != "f32":
         args.variants = ["f32", *[v for v in args.variants if v != "f32"]]
-    console = Console()
+    console = Console(width=200)
     bandwidth, peak = measure_bandwidth(), measure_matmul_peak()
     console.print(f"numpy: {bandwidth:.1f} GB/s one pass, f32 matmul {peak:.0f} GFLOP/s")
     rows: list[Row] = []

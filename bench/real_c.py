@@ -91,7 +91,7 @@ def programs(entry: dict, root: Path) -> list[Program]:
             path = src.relative_to(root).as_posix()
             if path.startswith(tuple(each.get("exclude", []))):
                 continue
-            fill = {"path": path, "stem": src.stem}
+            fill = {"path": path, "stem": src.stem, "ident": re.sub(r"\W", "_", src.stem)}
             out.append(Program(src.stem, tuple(s.format(**fill) for s in each["sources"]),
                                cflags, ldflags, each["hot"].format(**fill)))
     return out

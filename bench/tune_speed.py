@@ -1,17 +1,36 @@
 """`make bench`: how fast approxcc tune explores, side by side, on examples/tune.
 
+    python bench/tune_speed.py [speed | parallel | overhead | simulate] [--rounds N]
+
+speed (the default):
 1. Evaluations per minute: the same configurations measured through one `--tunable` binary
    (APPROX_CONFIG per run) and by recompiling each one (`approxcc build --config`, then run).
 2. Front quality against tuning time: hypervolume of the (time / exact time, QoS loss)
    front after 10, 20 and 40 s of tuning, with and without the screening pass.
+
+parallel: search evaluations per minute of the example (dynamic mode: a space it cannot
+exhaust) with `parallel=1` (in process),
+`parallel=2` (a LocalCluster) and an external `dask scheduler` with two `dask worker`s,
+interleaved, `--rounds` times each; medians and the ratio to `parallel=1`.
+
+overhead: seconds per evaluation the Dask path adds, with an application whose runs take no
+time: one task at a time (latency) and a full pipeline (throughput), against in process.
+
+simulate: the whole tuner (OpenTuner asks, DB writes) on 1 to 64 Dask worker threads with a
+synthetic evaluation that sleeps `--eval-seconds` (it needs no core, so this 2-core machine
+can host 64 of them): throughput against the ideal workers / evaluation time.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import shutil
+import signal
+import socket
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -22,9 +41,11 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from approxcc.tune import CProgram, TuneOptions, tune
+from approxcc.tune import Application, CProgram, RunResult, TuneOptions, tune
+from approxcc.tune.engine import InProcess, Task
 from approxcc.tune.measure import Measurer, config_document
 from approxcc.tune.pareto import hypervolume
+from approxcc.tune.space import Knob, KnobSpace
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "tune"
@@ -91,7 +112,199 @@ def front_quality(work: Path, screening: bool) -> list[float]:
             for cp in CHECKPOINTS]
 
 
-def main() -> None:
+def small_example(work: Path, evals: int = 2) -> Path:
+    """The example with few eval inputs: validation is not what these measure."""
+    example = work / "example"
+    if not example.exists():
+        shutil.copytree(EXAMPLE, example, ignore=shutil.ignore_patterns("tuned"))
+        for extra in sorted((example / "inputs" / "eval").iterdir())[evals:]:
+            extra.unlink()
+    return example
+
+
+def search_rate(db: Path) -> tuple[float, int]:
+    """(search evaluations per minute, how many): over the span of the search phase."""
+    with sqlite3.connect(db) as conn:
+        at = [e for (e,) in conn.execute("SELECT elapsed FROM evaluations WHERE phase = "
+                                         "'search' ORDER BY elapsed")]
+    if len(at) < 2:
+        return 0.0, len(at)
+    return (len(at) - 1) / (at[-1] - at[0]) * 60, len(at)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class External:
+    """`dask scheduler` and `workers` × `dask worker --nthreads 1`, as a user starts them."""
+
+    def __init__(self, work: Path, workers: int):
+        dask = str(Path(sys.executable).parent / "dask")
+        port = free_port()
+        self.address = f"tcp://127.0.0.1:{port}"
+        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+        self.procs = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port",
+                                        str(port), "--no-dashboard"], **quiet)]
+        self.procs += [subprocess.Popen([dask, "worker", self.address, "--nthreads", "1",
+                                         "--no-dashboard", "--local-directory",
+                                         str(work / f"w{i}")], **quiet)
+                       for i in range(workers)]
+        from distributed import Client
+
+        with Client(self.address, timeout=30) as client:
+            client.wait_for_workers(workers, timeout=60)
+
+    def close(self) -> None:
+        for proc in reversed(self.procs):
+            proc.send_signal(signal.SIGINT)
+        for proc in self.procs:
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def parallel_speed(work: Path, rounds: int, seconds: float) -> None:
+    example = small_example(work)
+    rates: dict[str, list[float]] = {"parallel 1": [], "parallel 2": [],
+                                     "external 2 workers": []}
+    for n in range(rounds):
+        for name in rates:   # interleaved: drift on the shared machine hits every setting
+            out = work / f"{name.replace(' ', '-')}-{n}"
+            opts = TuneOptions([0.01, 0.02], out, time_limit=seconds, seed=n, mode="dynamic",
+                               screening=False, confirm_repeats=0,
+                               parallel=2 if name == "parallel 2" else 1)
+            cluster = External(work / f"cluster-{n}", 2) if name.startswith("external") \
+                else None
+            try:
+                if cluster is not None:
+                    opts.cluster = cluster.address
+                tune(CProgram.load(str(example)), opts, Console(quiet=True))
+            finally:
+                if cluster is not None:
+                    cluster.close()
+            rate, count = search_rate(out / "results.db")
+            rates[name].append(rate)
+            console.print(f"round {n + 1}: {name}: {rate:.1f} evaluations/min ({count})")
+    t = Table(title=f"search evaluations per minute, examples/tune ({seconds:.0f} s of "
+                    f"search, {rounds} interleaved rounds; median)")
+    for col in ("engine", "evals / min", "rounds", "× parallel 1"):
+        t.add_column(col, justify="right")
+    base = statistics.median(rates["parallel 1"])
+    for name, values in rates.items():
+        med = statistics.median(values)
+        t.add_row(name, f"{med:.1f}", " ".join(f"{v:.0f}" for v in values),
+                  f"{med / base:.2f}×" if base else "-")
+    console.print(t)
+
+
+class Instant(Application):
+    """Runs that take no time (the Dask path's own cost is what is left), or sleep
+    `seconds` (a synthetic evaluation that needs no core)."""
+
+    name = "instant"
+    tune_inputs = ["1"]
+    eval_inputs = ["2"]
+
+    def __init__(self, seconds: float = 0.0, knobs: int = 6):
+        self.seconds = seconds
+        self.knobs = knobs
+
+    def build(self, workdir: Path) -> None:
+        workdir.mkdir(parents=True, exist_ok=True)
+
+    def knob_space(self) -> KnobSpace:
+        return KnobSpace(tuple(Knob(f"k{i}", "loop_perforate", tuple(range(1, 9)), 1)
+                               for i in range(self.knobs)))
+
+    def run(self, input: str, config_path: Path | None, workdir: Path,
+            timeout: float) -> RunResult:
+        knobs = json.loads(config_path.read_text())["knobs"] if config_path else {}
+        speed = 1.0 + sum(v.get("value", 1) for v in knobs.values())
+        if self.seconds:
+            time.sleep(self.seconds)
+        return RunResult(f"{100 + speed * 0.01}\n", 1.0 / speed, 0.0, True)
+
+    def loss(self, exact_outputs: list[str], outputs: list[str]) -> float:
+        a, b = float(exact_outputs[0]), float(outputs[0])
+        return min(1.0, abs(a - b) / a)
+
+
+def overhead(work: Path, tasks: int, rounds: int) -> None:
+    from approxcc.tune.cluster import Dask
+
+    app = Instant()
+    app.build(work)
+    task = Task("measure", "tune", {"k0": {"value": 2}}, ("100.0\n",), 10.0)
+    results: dict[str, list[float]] = {"in process": [], "Dask, one at a time": [],
+                                       "Dask, pipelined": []}
+    start = time.perf_counter()
+    dask = Dask(app, workers=1)
+    startup = time.perf_counter() - start
+    local = InProcess(app, work)
+    try:
+        for _ in range(rounds):
+            for name in results:
+                start = time.perf_counter()
+                if name == "in process":
+                    for _ in range(tasks):
+                        local.run(task)
+                elif name == "Dask, one at a time":
+                    for _ in range(tasks):
+                        dask.run(task)
+                else:
+                    futures = [dask.submit(task) for _ in range(tasks)]
+                    while futures:
+                        for f in dask.done(futures, 1.0):
+                            dask.outcome(f)
+                            futures.remove(f)
+                results[name].append((time.perf_counter() - start) / tasks * 1000)
+    finally:
+        dask.close()
+    t = Table(title=f"milliseconds per evaluation of a run that takes no time ({tasks} tasks, "
+                    f"{rounds} interleaved rounds, median); LocalCluster start-up "
+                    f"{startup:.1f} s")
+    for col in ("path", "ms / evaluation", "added over in process"):
+        t.add_column(col, justify="right")
+    base = statistics.median(results["in process"])
+    for name, values in results.items():
+        med = statistics.median(values)
+        t.add_row(name, f"{med:.2f}", f"{med - base:+.2f}")
+    console.print(t)
+
+
+def simulate(work: Path, eval_seconds: float, seconds: float, counts: list[int]) -> None:
+    t = Table(title=f"simulated throughput: the tuner on N Dask worker threads, each "
+                    f"evaluation sleeping {eval_seconds:g} s ({seconds:.0f} s of search)")
+    for col in ("worker threads", "processes × threads", "evals / s", "ideal", "efficiency"):
+        t.add_column(col, justify="right")
+    import logging
+
+    from distributed import LocalCluster
+
+    for n in counts:
+        processes = min(n, 8)   # beyond 8 processes, threads: they only sleep
+        threads = n // processes
+        out = work / f"sim-{n}"
+        with LocalCluster(n_workers=processes, threads_per_worker=threads,
+                          dashboard_address=None, silence_logs=logging.ERROR) as cluster:
+            tune(Instant(eval_seconds, knobs=8),
+                 TuneOptions([0.05], out, time_limit=seconds, mode="static", screening=False,
+                             confirm_repeats=0, cluster=cluster.scheduler_address),
+                 Console(quiet=True))
+        rate = search_rate(out / "results.db")[0] / 60
+        ideal = n / eval_seconds
+        t.add_row(str(n), f"{processes} × {threads}", f"{rate:.2f}", f"{ideal:.2f}",
+                  f"{rate / ideal:.0%}")
+        console.print(f"{n} worker threads: {rate:.2f} evaluations/s (ideal {ideal:.2f})")
+    console.print(t)
+
+
+def speed() -> None:
     console.rule("[bold]approxcc tune: exploration speed on examples/tune")
     with tempfile.TemporaryDirectory(prefix="tune-bench-") as tmp:
         work = Path(tmp)
@@ -115,6 +328,28 @@ def main() -> None:
         for cp, a, b in zip(CHECKPOINTS, with_s, without, strict=True):
             quality.add_row(f"{cp:.0f} s", f"{a:.5f}", f"{b:.5f}")
         console.print(quality)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("what", nargs="?", default="speed",
+                        choices=["speed", "parallel", "overhead", "simulate"])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=30.0, help="search time per tune")
+    parser.add_argument("--eval-seconds", type=float, default=1.0)
+    parser.add_argument("--workers", default="1,2,4,8,16,32,64")
+    args = parser.parse_args()
+    if args.what == "speed":
+        speed()
+        return
+    with tempfile.TemporaryDirectory(prefix="tune-bench-") as tmp:
+        if args.what == "parallel":
+            parallel_speed(Path(tmp), args.rounds, args.seconds)
+        elif args.what == "overhead":
+            overhead(Path(tmp), 200, args.rounds)
+        else:
+            simulate(Path(tmp), args.eval_seconds, args.seconds,
+                     [int(n) for n in args.workers.split(",")])
 
 
 if __name__ == "__main__":

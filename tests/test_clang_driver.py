@@ -113,6 +113,18 @@ def test_print_jobs(kernel: Path):
     assert approxcc("k.o", "-o", "k", cwd=kernel).returncode == 1  # no main: a link error
 
 
+def test_help_is_the_flag_table(kernel: Path):
+    """`build --help` lists every flag of the driver's one table."""
+    from approxcc.driver.options import FLAGS
+
+    done = approxcc("build", "--help", cwd=kernel)
+    assert done.returncode == 0 and done.stdout.startswith("OVERVIEW: approxcc")
+    for flag in (f for f in FLAGS if not f.hidden):
+        assert all(s in done.stdout for s in flag.spellings), flag.spellings
+        assert flag.help in done.stdout
+    assert approxcc("-c", "--help", cwd=kernel).stdout == done.stdout
+
+
 def test_verbose_and_version(kernel: Path):
     version = approxcc("--version", cwd=kernel)
     assert version.returncode == 0 and version.stdout.startswith("approxcc version ")

@@ -80,6 +80,8 @@ CHANGED = [
      "p->len[i]", "the store to 'p->len[i]'", "g_len"),
     ("local_whose_address_escaped", "for (int i = 0; i < n; i++) *alias = 0;", "*alias",
      "the store to '*alias'", "n"),
+    ("other_member_of_a_union", "for (int i = 0; i < p->u.n; i++) p->u.x = 0.5f;", "p->u.x",
+     "the store to 'p->u.x'", "p->u.n"),
 ]
 
 
@@ -87,7 +89,7 @@ CHANGED = [
                          ids=[c[0] for c in CHANGED])
 def test_bound_that_may_change_is_named(name: str, loop: str, culprit: str, what: str,
                                         bound: str, tmp_path: Path):
-    source = f"""struct rec {{ int n; int *len; char *name; }};
+    source = f"""struct rec {{ int n; int *len; char *name; union {{ int n; float x; }} u; }};
 int g_len;
 void grow(struct rec *p);
 void f(struct rec *p, int n) {{

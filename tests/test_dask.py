@@ -120,8 +120,8 @@ def test_worker_killed_late_worker_scheduler_lost_and_resume(cluster: Cluster,
 
     def options(max_evals: int) -> TuneOptions:
         return TuneOptions([0.02], out, time_limit=120, mode="static", max_evals=max_evals,
-                           cluster=cluster.address, resume=True, confirm_repeats=2,
-                           confirm_candidates=1)
+                           cluster=cluster.address, resume=True, screening=False,
+                           confirm_repeats=1, confirm_candidates=1)
 
     cluster.scheduler()
     first, first_address = cluster.worker()
@@ -129,7 +129,7 @@ def test_worker_killed_late_worker_scheduler_lost_and_resume(cluster: Cluster,
     cluster.wait_for_workers(2)
 
     # 1. a worker SIGKILLed mid-run, another joining late: the search goes on
-    thread, errors = in_thread(lambda: tune(CProgram.load(str(example)), options(18)))
+    thread, errors = in_thread(lambda: tune(CProgram.load(str(example)), options(10)))
     wait_until(lambda: len(rows(db, f"phase = 'search' AND worker = '{first_address}'")) >= 2,
                60)
     first.send_signal(signal.SIGKILL)
@@ -149,7 +149,7 @@ def test_worker_killed_late_worker_scheduler_lost_and_resume(cluster: Cluster,
           f"({searched} search)")
 
     # 2. the scheduler goes away: a clear error, what finished stays
-    thread, errors = in_thread(lambda: tune(CProgram.load(str(example)), options(40)))
+    thread, errors = in_thread(lambda: tune(CProgram.load(str(example)), options(24)))
     wait_until(lambda: len(rows(db, "phase = 'search'")) >= searched + 2, 60)
     cluster.procs[0].send_signal(signal.SIGKILL)
     thread.join(90)
@@ -166,7 +166,7 @@ def test_worker_killed_late_worker_scheduler_lost_and_resume(cluster: Cluster,
     cluster.scheduler()
     cluster.worker()
     cluster.wait_for_workers(1)
-    tune(CProgram.load(str(example)), options(40))
+    tune(CProgram.load(str(example)), options(24))
     resumed = rows(db)
     assert resumed[:len(interrupted)] == interrupted
     assert len(resumed) > len(interrupted)
@@ -175,6 +175,21 @@ def test_worker_killed_late_worker_scheduler_lost_and_resume(cluster: Cluster,
         assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
         assert conn.execute("SELECT COUNT(*) FROM confirmations").fetchone()[0] > 0
     print(f"scheduler lost after {len(interrupted)}; resumed to {len(resumed)}")
+
+
+def test_parallel_starts_a_local_cluster_and_only_the_tuner_writes(tmp_path: Path) -> None:
+    example = tmp_path / "example"
+    shutil.copytree(EXAMPLE, example, ignore=shutil.ignore_patterns("tuned"))
+    for extra in sorted((example / "inputs" / "eval").iterdir())[2:]:
+        extra.unlink()
+    out = tmp_path / "out"
+    tune(CProgram.load(str(example)),
+         TuneOptions([0.02], out, mode="static", max_evals=10, parallel=2, screening=False,
+                     confirm_repeats=1, confirm_candidates=1))
+    measured = rows(out / "results.db", "phase = 'search'")
+    assert len({r[5] for r in measured}) == 2               # both worker processes measured
+    assert all(r[5].startswith("tcp://127.0.0.1:") for r in measured)
+    assert len({(r[1], r[2]) for r in rows(out / "results.db")}) == len(rows(out / "results.db"))
 
 
 def test_unreachable_scheduler_is_a_clear_error(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ THROUGH_MLIR = {
     "fe_static_locals": ["next_id", "fib", "weekday", "main"],
     "fe_compound_literals": ["manhattan", "sum", "main"],
     "fe_designated_init": ["main"],
-    "fe_variadic": ["sum_ints", "mean", "count_chars", "main"],
+    "fe_variadic": ["sum_ints", "mean", "count_chars", "log_line", "main"],
     "fe_enum_typedef": ["weight_of", "next", "name", "main"],
     "fe_qualifiers": ["clamp", "saxpy", "unused_helper", "square", "main"],
 }

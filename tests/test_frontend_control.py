@@ -1,7 +1,7 @@
-"""C control flow through the frontend: `break`, `continue`, early `return`, `do`, `switch`
-and every form of `for`, each built by approxcc and run against `cc -O2`; counted loops stay
-perforatable with `continue`; jumps stay as fast as `cc -O2`; `goto` and perforating a loop
-that can be left early are clean diagnostics."""
+"""C control flow through the frontend: `break`, `continue`, early `return`, `do`, `switch`,
+`goto` and every form of `for`, each built by approxcc and run against `cc -O2`; counted
+loops stay perforatable with `continue`; jumps stay as fast as `cc -O2`; perforating a loop
+that can be left early is a clean diagnostic."""
 
 import time
 from pathlib import Path

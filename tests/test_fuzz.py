@@ -50,11 +50,11 @@ def test_a_few_hundred_inputs_give_no_traceback_and_no_hang(tmp_path: Path):
     for name, text in SEEDS.items():
         (tmp_path / name).write_text(text)
         files.append(tmp_path / name)
-    summary = fuzz.fuzz(200, seed=7, jobs=2, timeout=60, keep=None,
+    summary = fuzz.fuzz(250, seed=7, jobs=2, timeout=60, keep=None,
                         console=Console(stderr=True), files=files)
     outcomes = {kind: sum(row[kind] for row in summary.counts.values())
                 for kind in fuzz.OUTCOMES}
-    assert sum(outcomes.values()) == 200
+    assert sum(outcomes.values()) == 250
     assert outcomes["traceback"] == 0, dict(summary.failures["traceback"])
     assert outcomes["hang"] == 0
     # the fuzzer reaches both ends: inputs that build, inputs that are diagnosed

@@ -263,8 +263,8 @@ def test_annotation_errors_name_file_and_line() -> None:
 
     cases = [
         (unknown_transform, "knob 'k': unknown transform 'unroll' (expected one of "
-                            "func_substitute, precision, quantize, task_skipping, "
-                            "loop_perforate)"),
+                            "func_substitute, loop_perforate, precision, quantize, "
+                            "task_skipping)"),
         (wrong_signature, "knob 'k': variant 'small(params: 'Any') -> 'Any'' does not have "
                           "the signature of 'f(params: 'Any', x: 'Any') -> 'Any''"),
         (duplicate, "duplicate knob name 'k' on 'f'"),

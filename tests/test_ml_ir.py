@@ -53,7 +53,8 @@ def test_each_ml_pass_adds_its_variants() -> None:
     assert set(counts["approx-ml-precision"]) == {
         "decode_step.exact", "decode_step.llm.forward", "decode_step.llm_quant.w8a8",
         "decode_step.llm.forward.llm_quant.w8a8", "decode_step.llm_precision.bf16",
-        "decode_step.llm.forward.llm_precision.bf16", "decode_step.llm_precision.bf16.llm_quant.w8a8",
+        "decode_step.llm.forward.llm_precision.bf16",
+        "decode_step.llm_precision.bf16.llm_quant.w8a8",
         "decode_step.llm.forward.llm_precision.bf16.llm_quant.w8a8"}
     knobs = {k.knob_name.data: k for k in module.walk() if isinstance(k, KnobOp)}
     listed = [a.root_reference.data for a in knobs["llm_quant"].param("variants")]

@@ -13,10 +13,12 @@ import time
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
-from approxcc.tune import Application, RunFailed, RunResult, TuneOptions, tune
-from approxcc.tune.pareto import dominated, front, hypervolume
+from approxcc.tune import Application, CProgram, RunFailed, RunResult, TuneOptions, tune
+from approxcc.tune.pareto import dominated, front, hypervolume, time_to_fraction
 from approxcc.tune.qos import metric
+from approxcc.tune.report import report
 from approxcc.tune.space import Encoding, Knob, KnobSpace
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,9 +50,15 @@ def small_example(tmp: Path, evals: int = 5) -> Path:
 
 @pytest.fixture(scope="module")
 def tuned(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example tuned in-process (with fewer confirmation repeats than the default), its
+    report printed to `report.txt` the way `approxcc tune` prints it."""
     out = tmp_path_factory.mktemp("tuned")
-    approxcc("tune", str(EXAMPLE), "--qos-budget", ",".join(f"{b:.0%}" for b in BUDGETS),
-             "--max-evals", "24", "--seed", "1", "--out", str(out))
+    opts = TuneOptions(list(BUDGETS), out, seed=1, max_evals=24, metric="l2",
+                       confirm_repeats=3, confirm_candidates=2)
+    with (out / "report.txt").open("w") as f:
+        console = Console(file=f, width=200)
+        tune(CProgram.load(str(EXAMPLE)), opts, Console(quiet=True),
+             reporter=lambda db, run_id: report(db, db.run(run_id), out, console))
     return out
 
 
@@ -58,12 +66,36 @@ def test_every_budget_is_met_on_the_tuning_inputs(tuned: Path) -> None:
     for budget in BUDGETS:
         config = json.loads((tuned / f"{budget * 100:g}pct.json").read_text())
         assert config["program"] == "smooth"
-        assert config["qos"]["loss_tune"] <= budget
+        assert config["qos"]["loss_tune"] <= config["qos"]["loss_bound"] <= budget
         assert config["qos"]["loss_eval"] is not None
+        assert all(len(config["spread"][k]) == 2 for k in ("speedup_tune", "speedup_eval"))
         assert config["provenance"]["seed"] == 1 and config["provenance"]["versions"]
     loose = json.loads((tuned / "2pct.json").read_text())
     assert loose["speedup"]["tune"] > 1.0 and loose["speedup"]["eval"] > 1.0
     assert (tuned / "pareto.png").stat().st_size > 10_000
+
+
+def test_picks_are_confirmed_by_interleaved_repeats_on_tune_and_eval(tuned: Path) -> None:
+    with sqlite3.connect(tuned / "results.db") as conn:
+        reps = conn.execute("SELECT config_hash, inputs, COUNT(*), MIN(exact_time) FROM "
+                            "confirmations WHERE status = 'ok' GROUP BY config_hash, inputs"
+                            ).fetchall()
+    for budget in BUDGETS:
+        pick = json.loads((tuned / f"{budget * 100:g}pct.json").read_text())
+        h = pick["provenance"]["config_hash"]
+        counts = {inputs: n for ch, inputs, n, exact in reps if ch == h and exact > 0}
+        assert counts == {"tune": 3, "eval": 3}
+    text = (tuned / "report.txt").read_text()
+    assert "speedup eval" in text and "loss eval" in text
+    assert "search efficiency: 95% of the final front's hypervolume" in text
+
+
+def test_db_keeps_the_time_of_every_evaluation(tuned: Path) -> None:
+    with sqlite3.connect(tuned / "results.db") as conn:
+        elapsed = [e for (e,) in conn.execute("SELECT elapsed FROM evaluations WHERE phase IN "
+                                              "('screening', 'search') ORDER BY id")]
+    assert elapsed and all(e is not None for e in elapsed)
+    assert elapsed == sorted(elapsed)
 
 
 def test_front_is_non_dominated(tuned: Path) -> None:
@@ -262,6 +294,58 @@ def test_thresholds_decode_sorted_and_round_trip() -> None:
         t = enc.decode(data)["k"]["thresholds"]
         assert all(a < b for a, b in zip(t, t[1:], strict=False)) and 0 <= t[0] and t[-1] <= 10
         assert enc.decode(enc.encode(enc.decode(data))) == enc.decode(data)
+
+
+class Drifting(Synthetic):
+    """The eval inputs are harder than the tuning inputs: a budget met on tune is broken."""
+
+    tune_inputs = ["40", "41", "42"]
+    eval_inputs = ["1", "2", "3"]
+
+
+def test_a_pick_over_budget_on_eval_is_flagged(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    printed = tmp_path / "report.txt"
+    with printed.open("w") as f:
+        tune(Drifting(), TuneOptions([0.01], out, max_evals=30, mode="static",
+                                     confirm_repeats=2),
+             reporter=lambda db, run_id: report(db, db.run(run_id), out,
+                                                Console(file=f, width=200)))
+    pick = json.loads((out / "1pct.json").read_text())
+    assert pick["qos"]["loss_tune"] <= 0.01 < pick["qos"]["loss_eval"]
+    assert pick["qos"]["over_budget_on_eval"] is True
+    text = printed.read_text()
+    assert "over budget" in text and "warning: the 1.0% pick loses" in text
+
+
+def test_the_pick_keeps_a_margin_from_the_spread_over_inputs() -> None:
+    from approxcc.tune.db import Confirmation, Evaluation
+    from approxcc.tune.picks import choose
+
+    def point(h: str, time: float, loss: float) -> Evaluation:
+        return Evaluation(0, {"k": {"value": h}}, h, "tune", time, loss, "ok", "", 0.02,
+                          "search", "static")
+
+    def repeats(h: str, time: float, per_input: tuple[float, ...]) -> list[Confirmation]:
+        loss = sum(per_input) / len(per_input)
+        return [Confirmation({"k": {"value": h}}, h, "tune", r, 1.0, time * (1 + r / 100),
+                             loss, per_input, "ok", "") for r in range(5)]
+
+    # "fast" averages 1.5% but one input loses 5%: its bound breaks 2%; "steady" holds it
+    confirmed = repeats("fast", 0.2, (0.0, 0.0, 0.01, 0.05)) + \
+        repeats("steady", 0.4, (0.01, 0.01, 0.01, 0.01))
+    points = [point("fast", 0.2, 0.015), point("steady", 0.4, 0.01)]
+    (pick,) = choose([0.02], points, confirmed, [])
+    assert pick.hash == "steady" and pick.tune is not None
+    assert pick.tune.bound <= 0.02 and pick.tune.speedup.q1 < pick.tune.speedup.median
+
+
+def test_time_to_95_percent_of_the_hypervolume() -> None:
+    points = [(1.0, 0.9, 0.0), (2.0, 0.5, 0.0), (30.0, 0.45, 0.0)]
+    when, final = time_to_fraction(points, (1.0, 1.0))
+    assert final == pytest.approx(0.55) and when == 30.0      # 0.5 / 0.55 < 95%
+    when, _ = time_to_fraction(points, (1.0, 1.0), 0.9)
+    assert when == 2.0
 
 
 def test_hypervolume() -> None:

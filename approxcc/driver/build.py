@@ -1,7 +1,8 @@
 """The compiler driver: a command line → Options → a list of jobs → run, as clang's driver.
 
 `main(argv)` serves `approxcc build ARGS` and the clang-style `approxcc ARGS`; `build(opts)`
-is the same driver for Python callers (approxcc tune builds through it). Each compilation
+is the same driver for Python callers (approxcc tune builds through it), which raises when
+the build fails. Each compilation
 has its own diagnostics engine (approxcc.diagnostics): it applies -w/-Werror, counts, and
 after each translation unit prints clang's "N errors generated."; the status is 1 when one
 of them was an error. Anything else that goes wrong is an internal compiler error, reported
@@ -26,16 +27,16 @@ from approxcc.driver.toolchain import ensure_runtime_object, version_banner
 
 @contextlib.contextmanager
 def _workdir(opts: Options) -> Iterator[tuple[Path, str]]:
-    """Where intermediates go, and the prefix of their names: a temporary folder; for -###
-    the temporary directory itself, names prefixed as clang does (the printed commands write
-    them when pasted); or kept (-save-temps) in the current folder (=cwd, the default) or
-    beside the output (=obj)."""
-    if opts.print_jobs:
-        yield Path(tempfile.gettempdir()), f"approxcc-{secrets.token_hex(3)}-"
-    elif opts.save_temps == "obj" and opts.output and opts.output != "-":
+    """Where intermediates go, and the prefix of their names: kept (-save-temps) in the
+    current folder (=cwd, the default) or beside the output (=obj); for -### the temporary
+    directory itself, names prefixed as clang does (the printed commands write them when
+    pasted); else a temporary folder."""
+    if opts.save_temps == "obj" and opts.output and opts.output != "-":
         yield Path(opts.output).parent, ""
     elif opts.save_temps:
         yield Path(), ""
+    elif opts.print_jobs:
+        yield Path(tempfile.gettempdir()), f"approxcc-{secrets.token_hex(3)}-"
     else:
         with tempfile.TemporaryDirectory(prefix="approxcc-") as tmp:
             yield Path(tmp), ""
@@ -74,6 +75,14 @@ def _run(jobs: list[Job], engine: DiagnosticEngine, opts: Options) -> int:
 
 
 def build(opts: Options) -> int:
+    """The driver for Python callers (approxcc tune): 0, or a CompileError when the build
+    failed, after its diagnostics were reported."""
+    if compile_and_link(opts) != 0:
+        raise CompileError(f"cannot build '{opts.output or 'a.out'}' (the errors are above)")
+    return 0
+
+
+def compile_and_link(opts: Options) -> int:
     """Runs (or with -### prints) the jobs of a compilation, with its own diagnostics
     engine; 1 when an error was reported."""
     with DiagnosticEngine(opts.warnings, opts.color) as engine:
@@ -118,4 +127,4 @@ def main(argv: list[str]) -> int:
             return 0
         engine.report(CompileError("no input files").diagnostic)
         return 1
-    return build(opts)
+    return compile_and_link(opts)

@@ -41,9 +41,9 @@ from approxcc.driver.toolchain import (
     cxx_compiler,
     ensure_runtime_object,
     runtime_object,
-    tool,
 )
 from approxcc.lowering import core_to_llvm
+from approxcc.lowering.host import tool
 
 # the suffix of each -S/-c output kind when -o does not name it
 _DEFAULT_SUFFIX = {"approx": ".mlir", "mlir": ".mlir", "llvm": ".ll", "bc": ".bc", "asm": ".s",
@@ -190,43 +190,48 @@ class Compilation:
                    to_stdout=not out)
 
     def compile_jobs(self, src: str) -> list[str]:
-        """Jobs for one translation unit; returns the object files it produces: the MLIR half
-        and the remainder the frontend left to the system compiler (frontend/tu_split.py)."""
+        """Jobs for one translation unit: the phases up to the one -S/-c stops after, then
+        what delivers its output; returns the object files it produces for the link."""
         opts = self.opts
         stem = self.unique_stem(src)
-        self.jobs.append(self.frontend_job(src, stem))
-        if opts.emit == "approx":
-            self.jobs.append(self.deliver_job(self.temp(stem, ".approx.mlir"), src))
-            return []
-        self.jobs.append(self.passes_job(src, stem))
-        core_mlir = self.temp(stem, ".core.mlir")
-        if opts.emit == "mlir":
-            self.jobs.append(self.deliver_job(core_mlir, src))
-            return []
-        llvm_mlir, ll, opt_ll = (self.temp(stem, s) for s in (".llvm.mlir", ".ll", ".opt.ll"))
+        t = {s: self.temp(stem, s) for s in (".approx.mlir", ".core.mlir", ".llvm.mlir", ".ll",
+                                             ".opt.ll", ".mlir.o")}
         cpu = [f"-mcpu={opts.target_cpu}"] if opts.target_cpu else []
-        self.jobs += [
-            Job(core_to_llvm.mlir_opt_args(tool("mlir-opt"), str(core_mlir), str(llvm_mlir)),
-                "mlir-opt"),
-            Job(core_to_llvm.translate_args(tool("mlir-translate"), str(llvm_mlir), str(ll)),
-                "mlir-translate"),
-            Job([*core_to_llvm.opt_args(tool("opt"), opts.opt_level, str(ll), str(opt_ll)),
-                 *cpu], "opt"),
+        phases = [
+            lambda: self.frontend_job(src, stem),
+            lambda: self.passes_job(src, stem),
+            lambda: Job(core_to_llvm.mlir_opt_args(tool("mlir-opt"), str(t[".core.mlir"]),
+                                                   str(t[".llvm.mlir"])), "mlir-opt"),
+            lambda: Job(core_to_llvm.translate_args(tool("mlir-translate"),
+                                                    str(t[".llvm.mlir"]), str(t[".ll"])),
+                        "mlir-translate"),
+            lambda: Job([*core_to_llvm.opt_args(tool("opt"), opts.opt_level, str(t[".ll"]),
+                                                str(t[".opt.ll"])), *cpu], "opt"),
         ]
-        if opts.emit == "llvm":
-            self.jobs.append(self.deliver_job(opt_ll, src))
-            return []
-        if opts.emit == "bc":
-            self.jobs.append(Job([tool("llvm-as"), str(opt_ll), "-o",
-                                  opts.output or self.default_output(src)], "llvm-as"))
-            return []
-        if opts.emit == "asm":
-            out = opts.output or self.default_output(src)
+        # what each output kind is made from (the last phase's output), as clang's -S/-c
+        last = {"approx": (1, ".approx.mlir"), "mlir": (2, ".core.mlir"),
+                "llvm": (5, ".opt.ll"), "bc": (5, ".opt.ll"), "asm": (5, ".opt.ll"),
+                None: (5, ".opt.ll")}[opts.emit]
+        self.jobs += [make() for make in phases[:last[0]]]
+        out = opts.output or self.default_output(src)
+        if opts.emit in ("approx", "mlir", "llvm"):
+            self.jobs.append(self.deliver_job(t[last[1]], out))
+        elif opts.emit == "bc":
+            self.jobs.append(Job([tool("llvm-as"), str(t[".opt.ll"]), "-o", out], "llvm-as"))
+        elif opts.emit == "asm":
             self.jobs.append(Job([*core_to_llvm.llc_args(tool("llc"), opts.opt_level,
-                                                         str(opt_ll), out, filetype="asm"),
-                                  *cpu], "llc"))
-            return []
-        objects = [str(self.temp(stem, ".mlir.o")), str(self.temp(f"{stem}.rest", ".o"))]
+                                                         str(t[".opt.ll"]), out,
+                                                         filetype="asm"), *cpu], "llc"))
+        else:
+            return self.object_jobs(src, stem, t[".opt.ll"], t[".mlir.o"], cpu)
+        return []
+
+    def object_jobs(self, src: str, stem: str, opt_ll: Path, mlir_o: Path,
+                    cpu: list[str]) -> list[str]:
+        """The MLIR half's object, the remainder's (frontend/tu_split.py), the make rule; with
+        -c, one object of both and the knob record. The objects the link takes."""
+        opts = self.opts
+        objects = [str(mlir_o), str(self.temp(f"{stem}.rest", ".o"))]
         remainder = self.temp(f"{stem}.rest", Path(src).suffix)
         self.jobs += [
             Job([*core_to_llvm.llc_args(tool("llc"), opts.opt_level, str(opt_ll), objects[0]),
@@ -236,9 +241,8 @@ class Compilation:
         obj = opts.output if opts.compile_only and opts.output else self.default_output(src)
         if opts.dependencies is not None:
             self.jobs.append(self.depfile_job(src, stem, obj))
-        if not (opts.compile_only and opts.emit is None):
+        if not opts.compile_only:
             return objects
-        # -c: one object, both halves and the knob record relocatably linked
         self.jobs.append(Job([compiler_for([src]), "-r", "-nostdlib", *objects,
                               str(self.temp(f"{stem}.knobs", ".s")), "-o", obj], "cc"))
         return [obj]
@@ -330,9 +334,8 @@ class Compilation:
                     str(remainder), *(["--config", config] if config else []), "--",
                     *written.flags()], "depfile", run)
 
-    def deliver_job(self, path: Path, src: str) -> Job:
+    def deliver_job(self, path: Path, out: str) -> Job:
         """An intermediate text file to -o (`-` = stdout)."""
-        out = self.opts.output or self.default_output(src)
         if out == "-":
             return Job(["cat", str(path)], "cat", to_stdout=True)
         return Job(["cp", str(path), out], "cp")

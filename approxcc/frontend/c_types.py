@@ -220,6 +220,9 @@ def record_type(t: Type) -> Attribute:
     fields, at = [], 0
     for f in _laid_out(c):
         offset = field_offset(c, f) // 8
+        align = canonical(f.type).get_align()
+        if offset % align or c.get_align() < align:  # packed: LLVM would lay it out apart
+            raise UnsupportedType(t.spelling)
         if offset > at:
             fields.append(LLVMArrayType(IntAttr(offset - at), i8))
         fields.append(element_type(f.type))

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from clang.cindex import Cursor, CursorKind, Type, TypeKind
-from xdsl.dialects import func, llvm
+from xdsl.dialects import func, llvm, math
 from xdsl.dialects.builtin import (
     FunctionType,
     UnrealizedConversionCastOp,
@@ -24,7 +24,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, Region, SSAValue
 
 from approxcc.frontend import abi, c_types
-from approxcc.frontend.c_types import LLVM_PTR, UnsupportedType, arith_of
+from approxcc.frontend.c_types import LLVM_PTR, Arith, UnsupportedType, arith_of
 from approxcc.frontend.clang_eval import evaluate
 from approxcc.frontend.cursors import unparen, unsupported
 from approxcc.frontend.llvm_ops import FuncConstantOp, VaArgOp, VaCopyOp, VaEndOp, VaStartOp
@@ -85,6 +85,9 @@ def function_signature(fn: Cursor, redeclarations: list[Cursor]) -> Signature:
     return type_signature(fn.type)
 
 
+_HINTS = ("__builtin_assume", "__builtin_prefetch", "__builtin_unreachable")  # no code
+_BIT_COUNTS = {"__builtin_popcount": math.CtPopOp, "__builtin_ctz": math.CountTrailingZerosOp,
+               "__builtin_clz": math.CountLeadingZerosOp}  # also the l, ll variants
 _VA_BUILTINS = {"__builtin_va_start": VaStartOp, "__builtin_va_end": VaEndOp,
                 "__builtin_va_copy": VaCopyOp}
 _VA_LISTS = {"__builtin_va_start": 1, "__builtin_va_end": 1, "__builtin_va_copy": 2}
@@ -117,15 +120,8 @@ class CallEmitter:
             target = next(c.get_children())  # the callee expression: a function pointer
             return self.emit_call(c, type_signature(c_types.pointee_type(target.type)),
                                   pointer=self.rvalue(target))
-        if callee.spelling in _VA_BUILTINS:
-            lists = list(c.get_arguments())[:_VA_LISTS[callee.spelling]]
-            self.b.insert(_VA_BUILTINS[callee.spelling](*(self.b.pointer(self.rvalue(a))
-                                                          for a in lists)))
-            return None
-        if callee.spelling.startswith("__builtin_"):  # what <math.h> macros expand to
-            if evaluate(c) is None:
-                raise unsupported(f"the builtin '{callee.spelling}'", c)
-            return self.constant(c)
+        if callee.spelling.startswith("__builtin_"):
+            return self.builtin(c, callee.spelling)
         self.unit.declare(callee)
         return self.emit_call(c, self.unit.signature(callee), symbol=callee.spelling)
 
@@ -203,6 +199,28 @@ class CallEmitter:
             self.b.insert(llvm.StoreOp(v, self.b.insert(llvm.GEPOp.from_mixed_indices(
                 slot, [0, i], layout))))
         return self.b.insert(llvm.LoadOp(slot, c_types.element_type(record)))
+
+    def builtin(self, c: Cursor, name: str) -> SSAValue | None:
+        """The compiler builtins real code calls: constants (what <math.h> macros expand
+        to), `va_start`/`va_end`/`va_copy`, hints, bit counts."""
+        args = list(c.get_arguments())
+        if evaluate(c) is not None:
+            return self.constant(c)
+        if name in _VA_BUILTINS:
+            lists = args[:_VA_LISTS[name]]
+            self.b.insert(_VA_BUILTINS[name](*(self.b.pointer(self.rvalue(a)) for a in lists)))
+            return None
+        if name in _HINTS:
+            return None
+        if name.startswith("__builtin_expect"):  # the value, without the expectation
+            return self.rvalue(args[0])
+        count = next((op for prefix, op in _BIT_COUNTS.items() if name.startswith(prefix)),
+                     None)
+        if count is None or len(args) != 1:
+            raise unsupported(f"the builtin '{name}'", c)
+        value = self.b.insert(count(self.rvalue(args[0])))
+        return self.b.convert(value, Arith(value.type.width.data, False, False),
+                              arith_of(c.type))
 
     def va_arg(self, c: Cursor) -> SSAValue:
         """The next variadic argument, of a scalar type (x86-64 reads it from the register

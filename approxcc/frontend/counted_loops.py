@@ -338,16 +338,23 @@ def _changes(read: _Access, write: _Access, escaped: Callable[[Cursor], bool]) -
     return escaped(named) and _may_overlap(read.type, write.type)
 
 
-def _invariant(bound: Cursor, parts: list[Cursor], cplusplus: bool) -> NotCounted | None:
+def _invariant(bound: Cursor, parts: list[Cursor], cplusplus: bool,
+               fresh: Cursor | None) -> NotCounted | None:
     """None when no store or call of the loop (`parts`: body, increment) may change what the
-    bound reads; otherwise why, pointing at the first store or call that may."""
+    bound reads; otherwise why, pointing at the first store or call that may. `fresh`: the
+    induction variable when the loop declares it; nothing made before the loop points to it
+    (a pointer the loop makes to it is a store the loop makes to the pointer)."""
     reads = _bound_reads(bound)
     if isinstance(reads, NotCounted):
         return reads
     if not reads:
         return None
     writes, calls = _loop_writes(parts, cplusplus)
-    escaped = functools.cache(functools.partial(_escaped, cplusplus=cplusplus))
+    cached = functools.cache(functools.partial(_escaped, cplusplus=cplusplus))
+
+    def escaped(v: Cursor) -> bool:
+        return v != fresh and cached(v)
+
     for r in reads:
         for w in writes:
             if _changes(r, w, escaped):
@@ -393,7 +400,8 @@ def analyse(loop: Cursor) -> CountedLoop | str:
     if var in written_vars(body):
         return f"the loop body writes the induction variable '{var.spelling}'"
     # a comparison is `bool` in C++ and `int` in C (libclang tells no language for a loop)
-    changing = _invariant(rhs, [body, inc], cond.type.kind == TypeKind.BOOL)
+    changing = _invariant(rhs, [body, inc], cond.type.kind == TypeKind.BOOL,
+                          var.canonical if declared else None)
     if changing is not None:
         return changing
     leaves = sorted(escapes(body) & {BREAK, RETURN})  # `continue` stays in the loop

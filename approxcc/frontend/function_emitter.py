@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from clang.cindex import Cursor, CursorKind
 from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import (
+    ModuleOp,
     StringAttr,
     i32,
 )
@@ -18,7 +19,8 @@ from approxcc.diagnostics import CompileError
 from approxcc.frontend import c_types
 from approxcc.frontend.builder import Builder
 from approxcc.frontend.c_types import UnsupportedType
-from approxcc.frontend.calls import CallEmitter
+from approxcc.frontend.calls import CallEmitter, Signature
+from approxcc.frontend.clause_exprs import ClauseSites
 from approxcc.frontend.counted_loops import (
     written_vars,
 )
@@ -30,15 +32,46 @@ from approxcc.frontend.memory import LValue, MemoryEmitter
 from approxcc.frontend.statements import StatementEmitter
 from approxcc.frontend.switch import SwitchEmitter
 
-if TYPE_CHECKING:
-    from approxcc.frontend.module_emitter import ModuleEmitter
+
+class Unit(Protocol):
+    """What a function emitter needs from its translation unit (module_emitter.py)."""
+
+    module: ModuleOp
+    by_line: dict[int, list[Annotation]]  # annotations by the line they target
+    used: set[int]                        # ids of the annotations already applied
+    sites: ClauseSites
+    functions: dict[str, Cursor]          # the unit's function declarations by name
+
+    def declare(self, callee: Cursor) -> None: ...
+
+    def signature(self, fn: Cursor) -> Signature: ...
+
+    def global_symbol(self, var: Cursor) -> str: ...
+
+    def string_global(self, data: bytes) -> str: ...
+
+    def new_knob(self, a: Annotation, default_name: str) -> tuple[str, int]: ...
+
+
+def set_internal(op: func.FuncOp | llvm.FuncOp, internal: bool) -> None:
+    """Give a function definition internal or external linkage. A private func.func would
+    still be an external symbol in LLVM: `llvm.linkage` says what func-to-llvm gives it."""
+    linkage = llvm.LinkageAttr("internal" if internal else "external")
+    if isinstance(op, llvm.FuncOp):
+        op.linkage = linkage
+    elif internal:
+        op.sym_visibility = StringAttr("private")
+        op.attributes["llvm.linkage"] = linkage
+    else:
+        op.sym_visibility = None
+        op.attributes.pop("llvm.linkage", None)
 
 
 class FunctionEmitter(KnobEmitter, StatementEmitter, SwitchEmitter, JumpEmitter, CallEmitter,
                       ExpressionEmitter, MemoryEmitter):
     """One C function definition → one func.func."""
 
-    def __init__(self, unit: ModuleEmitter, fn: Cursor):
+    def __init__(self, unit: Unit, fn: Cursor):
         self.unit = unit
         self.fn = fn
         self.body = next(c for c in fn.get_children() if c.kind == CursorKind.COMPOUND_STMT)
@@ -86,17 +119,14 @@ class FunctionEmitter(KnobEmitter, StatementEmitter, SwitchEmitter, JumpEmitter,
         for op in reversed(list(self.allocas.ops)):
             op.detach()
             self.entry.insert_op_before(op, self.entry.first_op)
-        internal = self.fn.storage_class.name == "STATIC"
         if self.terminator is llvm.ReturnOp:  # variadic: only an llvm.func can be
             fop = llvm.FuncOp(self.fn.spelling, self.unit.signature(self.fn).llvm_type(),
-                              llvm.LinkageAttr("internal" if internal else "external"),
                               body=Region(self.entry))
         else:
             fop = func.FuncOp(self.fn.spelling, (self.lowering.inputs(),
                                                  self.lowering.result_types),
                               Region(self.entry))
-            if internal:
-                fop.sym_visibility = StringAttr("private")
+        set_internal(fop, self.fn.storage_class.name == "STATIC")
         fop.arg_attrs = self.lowering.arg_attrs()
         self.unit.module.body.block.add_op(fop)
 

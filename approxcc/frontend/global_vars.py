@@ -4,9 +4,10 @@ The global's type is `c_types.element_type` of the C type (nested `!llvm.array`s
 their padding fields), so the memory the access side addresses is laid out as C lays it out.
 A constant initialiser is evaluated here, following C11 6.7.9 on clang's *syntactic* form of
 the initialiser (libclang shows the braces as written): brace elision, string literals for
-char arrays, zeros for what is not written. It becomes a `value` attribute (a scalar, or a
-dense array of scalars) or, when pointers or structs are involved, an initialiser region.
-Designators, function addresses and addresses of elements are not evaluated: `Unevaluated`.
+char arrays, designators, zeros for what is not written (initializers.py walks it). It
+becomes a `value` attribute (a scalar, or a dense array of scalars) or, when pointers or
+structs are involved, an initialiser region. Unions, bit-fields, function addresses and
+addresses of elements are not evaluated: `Unevaluated`.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
-from approxcc.frontend import c_types
+from approxcc.diagnostics import CompileError
+from approxcc.frontend import c_types, initializers
 from approxcc.frontend.c_types import LLVM_PTR
 from approxcc.frontend.clang_eval import evaluate, unary_operator
 from approxcc.frontend.counted_loops import strip
@@ -78,20 +80,6 @@ def is_read_only(t) -> bool:
     return True
 
 
-class _Items:
-    """The initialisers of one brace level, consumed in order."""
-
-    def __init__(self, cursors: list[Cursor]):
-        self.cursors, self.pos = cursors, 0
-
-    def peek(self) -> Cursor | None:
-        return self.cursors[self.pos] if self.pos < len(self.cursors) else None
-
-    def take(self) -> Cursor:
-        self.pos += 1
-        return self.cursors[self.pos - 1]
-
-
 class ConstantEvaluator:
     """C initialisers → Constant trees; `address_of(var)` names the global of a variable,
     `string(bytes)` the global of a string literal."""
@@ -103,55 +91,42 @@ class ConstantEvaluator:
     def evaluate(self, t, init: Cursor | None) -> Constant:
         if init is None:
             return None
-        if init.kind == CursorKind.INIT_LIST_EXPR:
-            return self.braced(t, list(init.get_children()))
-        return self.object(t, _Items([init]))
+        try:
+            parts = initializers.parts(t, init)
+        except CompileError:  # a designator this module does not evaluate either
+            raise Unevaluated(init) from None
+        value: Constant = None
+        for part in parts:
+            value = self.place(value, t, part.path, part)
+        return value
 
-    def braced(self, t, kids: list[Cursor]) -> Constant:
+    def place(self, value: Constant, t, path: tuple[initializers.Step, ...],
+              part: initializers.Part) -> Constant:
+        """`value` (of type `t`) with the subobject at `path` set from `part`."""
+        if not path:
+            return self.leaf(part)
         c = c_types.canonical(t)
-        items = _Items(kids)
         if c.kind == TypeKind.CONSTANTARRAY:
-            elem = c.get_array_element_type()
-            out = [self.object(elem, items) for _ in range(c.get_array_size())
-                   if items.peek() is not None]
-            return out + [None] * (c.get_array_size() - len(out))
-        if c.kind == TypeKind.RECORD:
-            return self.fields(c, items)
-        return self.object(t, items) if kids else None  # `{x}` for a scalar
+            count, index, sub = c.get_array_size(), path[0], c.get_array_element_type()
+        elif c_types.is_union(c) or c_types.has_bitfields(c):
+            raise Unevaluated(part.expr)  # their bytes are not evaluated here
+        else:
+            count, index, sub = (len(c_types.record_type(c).types),
+                                 c_types.field_index(c, path[0]), path[0].type)
+        items = value if isinstance(value, list) else [None] * count
+        items[index] = self.place(items[index], sub, path[1:], part)
+        return items
 
-    def object(self, t, items: _Items) -> Constant:
-        """One object of type `t` from the items at this brace level (C11 6.7.9p20)."""
-        c = c_types.canonical(t)
-        first = items.peek()
-        if first.type.kind == TypeKind.VOID:  # a designated initialiser
-            raise Unevaluated(first)
+    def leaf(self, part: initializers.Part) -> Constant:
+        """What one initialiser gives its subobject: a string's bytes, or a scalar."""
+        c = c_types.canonical(part.ctype)
+        text = initializers.string_literal(part)
+        if text is not None:
+            data = string_bytes(text)[:c.get_array_size()]
+            return list(data) + [None] * (c.get_array_size() - len(data))
         if c.kind in (TypeKind.CONSTANTARRAY, TypeKind.RECORD):
-            if first.kind == CursorKind.INIT_LIST_EXPR:
-                return self.braced(t, list(items.take().get_children()))
-            if c.kind == TypeKind.CONSTANTARRAY and strip(first).kind == CursorKind.STRING_LITERAL:
-                data = string_bytes(strip(items.take()))[:c.get_array_size()]
-                return list(data) + [None] * (c.get_array_size() - len(data))
-            if c.kind == TypeKind.RECORD:
-                if c_types.canonical(first.type).kind == TypeKind.RECORD:
-                    raise Unevaluated(first)  # a struct value, not its members
-                return self.fields(c, items)
-            return [self.object(c.get_array_element_type(), items)
-                    if items.peek() is not None else None for _ in range(c.get_array_size())]
-        item = items.take()
-        if item.kind == CursorKind.INIT_LIST_EXPR:
-            return self.braced(t, list(item.get_children()))
-        return self.scalar(c, item)
-
-    def fields(self, c, items: _Items) -> list:
-        if c_types.is_union(c) or c_types.has_bitfields(c):
-            raise Unevaluated(items.peek())  # their bytes are not evaluated here
-        layout = c_types.record_type(c)
-        out: list = [None] * len(layout.types)
-        for f in c.get_fields():
-            if items.peek() is None:
-                break
-            out[c_types.field_index(c, f)] = self.object(f.type, items)
-        return out
+            raise Unevaluated(part.expr)  # a struct or array value, not its members
+        return self.scalar(c, part.expr)
 
     def scalar(self, t, item: Cursor) -> Constant:
         if c_types.is_pointer(t):

@@ -107,7 +107,7 @@ def _object(t: Type, path: tuple[Step, ...], items: _Items, out: list[Part]) -> 
 def _whole(t: Type, item: Cursor) -> bool:
     """Whether `item` initialises the aggregate `t` at once: a string for a char array, a
     struct value for a struct."""
-    if c_types.is_array(t):
+    if c_types.canonical(t).kind == TypeKind.CONSTANTARRAY:
         return _string(item) is not None
     return not is_designated(item) and same_type(item.type, t)
 
@@ -121,15 +121,18 @@ def _string(item: Cursor) -> Cursor | None:
 
 def string_literal(part: Part) -> Cursor | None:
     """The string literal a char array part is initialised with, if it is one."""
-    return _string(part.expr) if c_types.is_array(part.ctype) else None
+    return _string(part.expr) \
+        if c_types.canonical(part.ctype).kind == TypeKind.CONSTANTARRAY else None
 
 
 def _braced(t: Type, path: tuple[Step, ...], kids: list[Cursor], out: list[Part]) -> None:
     if not _is_aggregate(t):  # `int x = {1};`
         if kids:
             _object(t, path, _Items(kids[:1]), out)
-        return
-    _fill(t, path, _Items(kids), 0, True, out)
+    elif len(kids) == 1 and c_types.is_array(t) and _whole(t, kids[0]):
+        out.append(Part(path, t, kids[0]))  # `char s[] = {"text"}`
+    else:
+        _fill(t, path, _Items(kids), 0, True, out)
 
 
 def _fill(t: Type, path: tuple[Step, ...], items: _Items, start: int, braced: bool,

@@ -27,7 +27,7 @@ from approxcc.frontend.c_types import UnsupportedType
 from approxcc.frontend.calls import Signature, function_signature
 from approxcc.frontend.clause_exprs import ClauseSites
 from approxcc.frontend.cursors import location, unsupported
-from approxcc.frontend.function_emitter import FunctionEmitter
+from approxcc.frontend.function_emitter import FunctionEmitter, set_internal
 
 _SCOPES = (CursorKind.NAMESPACE, CursorKind.LINKAGE_SPEC)
 # C++ definitions left to the C++ compiler; an annotation inside one is an error
@@ -55,15 +55,6 @@ def _defines_code(c: Cursor) -> bool:
     (templates are instantiated by their users)."""
     methods = [c] if c.kind in _METHODS else [k for k in c.get_children() if k.kind in _METHODS]
     return any(m.is_definition() for m in methods)
-
-
-def _set_internal(op: func.FuncOp | llvm.FuncOp, internal: bool) -> None:
-    """Give a function definition internal or external linkage (an llvm.func, variadic,
-    says it with its linkage)."""
-    if isinstance(op, llvm.FuncOp):
-        op.linkage = llvm.LinkageAttr("internal" if internal else "external")
-    else:
-        op.sym_visibility = StringAttr("private") if internal else None
 
 
 class ModuleEmitter:
@@ -204,7 +195,7 @@ class ModuleEmitter:
                 callee.spelling not in self.emitted and \
                 (definition.linkage in _INTERNAL or definition.is_function_inlined()):
             self.function_definition(definition, [])
-            _set_internal(self.emitted_op(callee.spelling), True)
+            set_internal(self.emitted_op(callee.spelling), True)
 
     def emitted_op(self, name: str) -> func.FuncOp | llvm.FuncOp:
         return next(op for op in self.module.ops if isinstance(op, func.FuncOp | llvm.FuncOp)
@@ -322,7 +313,7 @@ class ModuleEmitter:
         tu_split.rename_symbols(self.module, names)
         for fn in self.emitted.values():
             if fn.canonical in plan.renamed:
-                _set_internal(self.emitted_op(names[fn.spelling]), False)
+                set_internal(self.emitted_op(names[fn.spelling]), False)
         return plan
 
     def shared_internals(self) -> set[Cursor]:

@@ -148,7 +148,7 @@ def knob(name: str, *, transform: str, values: Sequence[Any] | None = None,
     spec = registry.get(transform) if isinstance(transform, str) else None
     if spec is None or spec.ml is None:
         raise fail(f"knob '{name}': unknown transform {transform!r} "
-                   f"(expected one of {', '.join(registry.names(ml=True))})")
+                   f"(expected one of {', '.join(sorted(registry.names(ml=True)))})")
     if transform == "func_substitute":
         variant_list = _check_variants(name, variants, fail)
         vals = _check_substitute_values(name, values, len(variant_list), fail)

@@ -58,8 +58,9 @@ from xdsl.dialects.scf import Scf
 from xdsl.ir import Attribute, Block, Region
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.exceptions import ParseError, VerifyException
 
+from approxcc.diagnostics import CompileError, SourceLocation
 from approxcc.dialect import Approx, YieldOp, make_knob, verify_knobs
 from approxcc.ml.approx import Knob
 from approxcc.ml.program import MLFunction, MLProgram
@@ -148,7 +149,10 @@ def add_variant(module: ModuleOp, fn: MLFunction, choice: Mapping[str, int | Non
         if isinstance(op, func.FuncOp) and op.sym_name.data == name:
             return op
     exported = export_variant(fn, choice)
-    jax_module = parse_ir(exported.text, f"<{name}>")
+    try:
+        jax_module = parse_ir(exported.text, f"<{name}>")
+    except CompileError as err:  # jax printed it: failing to read it back is our bug
+        raise RuntimeError(f"cannot read the StableHLO of {name}: {err}") from None
     funcs = [op for op in jax_module.ops if isinstance(op, func.FuncOp)]
     renamed = {f.sym_name.data: name if f.sym_name.data == "main"
                else f"{name}.{f.sym_name.data}" for f in funcs}
@@ -179,7 +183,10 @@ def approx_module(program: MLProgram) -> ModuleOp:
     for fn in program.functions.values():
         exact = add_variant(module, fn, exact_choice(fn))
         knob_id = _add_entry(module, fn, exact, knob_id)
-    verify(module)
+    try:
+        verify(module)
+    except CompileError as err:  # built here from what jax exported: our bug
+        raise RuntimeError(err.diagnostic.message) from None
     return module
 
 
@@ -259,14 +266,16 @@ def _restore(text: str) -> str:
 
 
 def parse_ir(text: str, name: str) -> ModuleOp:
-    """An (ML) module in generic form."""
+    """An ML module (approx ops, StableHLO in generic form); a syntax error is a
+    CompileError at `name:line:col`."""
     try:
         return Parser(ml_context(), _protect(text), name).parse_module()
-    except Exception as err:  # jax printed it: failing to read it back is our bug
-        raise RuntimeError(f"cannot read the StableHLO of {name}: {err}") from None
+    except ParseError as err:
+        where = err.span.get_location()
+        raise CompileError(err.msg, SourceLocation(name, where.line, where.col)) from None
 
 
-def verify(module: ModuleOp) -> None:
+def verify(module: ModuleOp, name: str = "<ml module>") -> None:
     """Verifies the approx ops and the functions holding them. Not jax's StableHLO: xDSL
     treats every unregistered op as a possible symbol table, so a `func.call` inside a
     `stablehlo.while` would not resolve (jax verified that code when it exported it)."""
@@ -276,7 +285,7 @@ def verify(module: ModuleOp) -> None:
             if FUNCTION_ATTR in op.attributes:
                 op.verify()
     except VerifyException as err:
-        raise RuntimeError(f"invalid approx IR: {err}") from None
+        raise CompileError(f"{name}: invalid IR: {err}") from None
 
 
 def print_ir(module: ModuleOp) -> str:

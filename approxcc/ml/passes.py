@@ -116,7 +116,8 @@ def _list_variants(module: ModuleOp, fn: MLFunction, knob: KnobOp) -> None:
 def _pass(transform: str) -> type[MLTransformPass]:
     cls = type(f"ML_{transform}", (MLTransformPass,), {
         "name": f"approx-ml-{transform.replace('_', '-')}", "transform": transform,
-        "__doc__": f"approx-ml-{transform.replace('_', '-')}: the {transform} variants."})
+        "__doc__": f"approx-ml-{transform.replace('_', '-')}: the {transform} variants.",
+        "__module__": __name__})
     return dataclass(frozen=True)(cls)
 
 

@@ -1,4 +1,5 @@
-"""Tuning: QoS metrics, the knob space, the OpenTuner search, the Pareto archive, reports.
+"""Tuning: QoS metrics, the knob space, the OpenTuner search, where evaluations run (this
+process or Dask), noise-aware picks, the Pareto archive, reports (docs/tuning.md).
 
 `Application` is the Python interface of a system to tune (a C program described by
 approx.toml is `CProgram`); `tune(app, TuneOptions(...))` tunes it.

@@ -16,6 +16,7 @@ import json
 import shutil
 import statistics
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -124,31 +125,13 @@ class Measurer:
             raise ValueError(f"loss {loss!r}")
         return loss, per_input
 
-    def measure(self, knobs: KnobConfig, inputs: list[str], golden: list[str]) -> Measurement:
+    def _scored(self, knobs: KnobConfig, golden: list[str],
+                run: Callable[[Path], tuple[list[str], float, float | None]]) -> Pair:
+        """`run(config file)` → (outputs, time, exact time or None), scored against
+        `golden`; a failed run or garbage output is a failed result with its reason."""
         config = self._config_file(knobs)
         try:
-            outputs, times, _, _ = self._run_all(inputs, config, self.repeats, self.timeout)
-        except RunFailed as err:
-            return Measurement(FAILED, reason=str(err))
-        finally:
-            shutil.rmtree(config.parent, ignore_errors=True)
-        try:
-            loss, per_input = self._losses(golden, outputs)
-        except ValueError as err:
-            return Measurement(FAILED, reason=f"garbage output: {err}")
-        return Measurement(OK, sum(statistics.median(ts) for ts in times), loss,
-                           input_losses=per_input)
-
-    def pair(self, knobs: KnobConfig, inputs: list[str], golden: list[str]) -> Pair:
-        """Exact, then the candidate, on each input in turn: one repeat of both."""
-        config = self._config_file(knobs)
-        exact_time, time, outputs = 0.0, 0.0, []
-        try:
-            for inp in inputs:
-                exact_time += self._run_all([inp], None, 1, self.timeout)[1][0][0]
-                out, times, _, _ = self._run_all([inp], config, 1, self.timeout)
-                outputs += out
-                time += times[0][0]
+            outputs, time, exact_time = run(config)
         except RunFailed as err:
             return Pair(FAILED, reason=str(err))
         finally:
@@ -158,3 +141,24 @@ class Measurer:
         except ValueError as err:
             return Pair(FAILED, reason=f"garbage output: {err}")
         return Pair(OK, exact_time, time, loss, per_input)
+
+    def measure(self, knobs: KnobConfig, inputs: list[str], golden: list[str]) -> Measurement:
+        def run(config: Path) -> tuple[list[str], float, None]:
+            outputs, times, _, _ = self._run_all(inputs, config, self.repeats, self.timeout)
+            return outputs, sum(statistics.median(ts) for ts in times), None
+
+        p = self._scored(knobs, golden, run)
+        return Measurement(p.status, p.time, p.loss, p.reason, p.input_losses)
+
+    def pair(self, knobs: KnobConfig, inputs: list[str], golden: list[str]) -> Pair:
+        """Exact, then the candidate, on each input in turn: one repeat of both."""
+        def run(config: Path) -> tuple[list[str], float, float]:
+            exact_time, time, outputs = 0.0, 0.0, []
+            for inp in inputs:
+                exact_time += self._run_all([inp], None, 1, self.timeout)[1][0][0]
+                out, times, _, _ = self._run_all([inp], config, 1, self.timeout)
+                outputs += out
+                time += times[0][0]
+            return outputs, time, exact_time
+
+        return self._scored(knobs, golden, run)

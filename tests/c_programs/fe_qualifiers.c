@@ -1,5 +1,8 @@
-// restrict, inline, const/volatile and harmless __attribute__s on functions and variables.
+// restrict, inline, const/volatile and harmless __attribute__s on functions and variables;
+// the builtins such code uses: branch hints and bit counts.
 #include <stdio.h>
+
+#define likely(x) __builtin_expect(!!(x), 1)
 
 static inline int clamp(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 
@@ -23,6 +26,7 @@ int main(void) {
     x[i] = (float)i;
     y[i] = 1.0f;
     s += clamp(square(i), 0, limit);
+    if (likely(i > 2)) s += __builtin_popcount(i * 37u) + __builtin_ctzll(i + 1ull);
   }
   saxpy(16, 0.5f, x, y);
   printf("%d %.2f %.2f %d\n", s, y[3], y[15], guard);

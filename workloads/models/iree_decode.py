@@ -13,9 +13,11 @@ The two steps are compiled differently because they are different problems:
 - prefill is matrix-matrix (the whole prompt at once, attending to itself under a causal
   mask, logits only for its last position): ``weights.linear`` traced as ``dot_general``
   and IREE's data tiling with its mmt4d ukernels (``PREFILL_FLAGS``);
-- decode is matrix-vector, bound by the bytes of weights read per token: ``DEFAULT_MODE``
-  traces ``linear`` as a fused multiply-and-reduce, in which a narrow weight is widened in
-  registers; W8A8 weights take an int8 x int8 -> int32 product either way.
+- decode is matrix-vector, bound by the bytes of weights read per token. float32, bf16 and
+  f16 weights and W8A8 (int8 x int8 -> int32) take ``dot_general`` (IREE's vecmat on the
+  transposed weight, transposed once in the initializer); weight-only int8/int4 codes are
+  widened inside a fused multiply-and-reduce (``decode_mode``), since a dequantized
+  ``dot_general`` operand would be hoisted into a float32 copy of the weight.
 ``approxcc.ml.build.FUSION_FLAGS`` keeps the widening ``convert`` of a narrow weight inside
 the matvec rather than in a dispatch of its own that writes a float32 copy per call.
 """
@@ -40,22 +42,37 @@ from approxcc.ml.build import FUSION_FLAGS
 from .decode import DEFAULT_MAX_LEN, DecoderModel, pad_prompt, step_functions
 from .files import models_cache
 from .iree_parameters import as_parameters, parameters_module
-from .weights import linear_mode, stack_layers
+from .weights import Int4Weight, Int8Weight, Params, Quantized, linear_mode, stack_layers
 
 BASE_CPU_FLAGS = (
     "--iree-input-type=stablehlo",
     "--iree-hal-target-backends=llvm-cpu",
     "--iree-llvmcpu-target-cpu=host",
 )
-CPU_FLAGS = BASE_CPU_FLAGS + FUSION_FLAGS
-# Data tiling (packed layouts for mmt4d) with IREE's ukernels: the packing of a weight is
-# hoisted into the initializer, since weights are parameters. Not FUSION_FLAGS: prefill
-# widens nothing per call, and with them a norm's reduction over a 64-token tile exceeds
-# the llvm-cpu stack limit (36 KiB of 32).
-PREFILL_FLAGS = BASE_CPU_FLAGS + ("--iree-opt-data-tiling", "--iree-llvmcpu-enable-ukernels=all")
-DEFAULT_MODE = "reduce"
+# Data tiling with IREE's ukernels; weights being parameters, what it derives from a weight
+# alone (transposes, packed layouts) is hoisted into the initializer.
+DATA_TILING_FLAGS = ("--iree-opt-data-tiling", "--iree-llvmcpu-enable-ukernels=all")
+# Per ``linear`` mode. "reduce" needs FUSION_FLAGS (the widening of a narrow weight fused
+# into its matvec); "dot" must not take them: with data tiling IREE 3.13 then crashes
+# (MaterializeDeviceEncoding) on a 30-layer decode step, and for prefill a norm's reduction
+# over a 64-token tile exceeds the llvm-cpu stack limit (36 KiB of 32).
+MODE_FLAGS = {
+    "reduce": BASE_CPU_FLAGS + FUSION_FLAGS,
+    "dot": BASE_CPU_FLAGS + DATA_TILING_FLAGS,
+}
+PREFILL_FLAGS = MODE_FLAGS["dot"]
 PREFILL_MODE = "dot"
 PREFILL_LEN = 64
+
+
+def decode_mode(params: Params) -> str:
+    """How ``weights.linear`` is traced for the decode step of ``params``: "reduce" when a
+    weight-only quantized matrix must be widened inside the product, else "dot"."""
+    leaves = jax.tree_util.tree_leaves(params, is_leaf=lambda a: isinstance(a, Quantized))
+    weight_only = any(isinstance(a, Int4Weight) or (isinstance(a, Int8Weight)
+                                                   and a.activations != "int8")
+                      for a in leaves)
+    return "reduce" if weight_only else "dot"
 
 
 def iree_compile_path() -> str:
@@ -81,7 +98,7 @@ class Compiled:
     compile_s: float  # 0.0 when read from the cache
 
 
-def compile_mlir(mlir: str, tag: str, flags: tuple[str, ...] = CPU_FLAGS) -> Compiled:
+def compile_mlir(mlir: str, tag: str, flags: tuple[str, ...]) -> Compiled:
     """Compile StableHLO text to a vmfb once; later calls with the same text and flags hit
     the cache."""
     key = hashlib.sha256("\0".join([mlir, *flags, IREE_VERSION]).encode())
@@ -103,7 +120,8 @@ def compile_mlir(mlir: str, tag: str, flags: tuple[str, ...] = CPU_FLAGS) -> Com
 
 
 class IreeRunner:
-    """``decode.Runner`` over IREE (llvm-cpu by default)."""
+    """``decode.Runner`` over IREE (llvm-cpu by default). ``weights`` are the arrays served
+    as parameters ``p0, p1, ...`` (the flattened params), ``compiled`` the two vmfbs."""
 
     def __init__(
         self,
@@ -112,8 +130,8 @@ class IreeRunner:
         prefill_len: int = PREFILL_LEN,
         variant: str = "f32",
         driver: str = "local-task",
-        flags: tuple[str, ...] = CPU_FLAGS,
-        mode: str = DEFAULT_MODE,
+        flags: tuple[str, ...] | None = None,
+        mode: str | None = None,
         prefill_flags: tuple[str, ...] = PREFILL_FLAGS,
         prefill_mode: str = PREFILL_MODE,
         stack: bool = True,
@@ -123,12 +141,13 @@ class IreeRunner:
         self.model = model
         self.max_len = max_len
         self.prefill_len = prefill_len
-        self.mode = mode
+        self.mode = mode = mode or decode_mode(model.params)
+        flags = flags or MODE_FLAGS[mode]
         prefill, decode_step = step_functions(model.arch, model.config)
         cache = model.new_cache(max_len)
         zero = np.int32(0)
-        self._weights = [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(model.params)]
-        n = len(self._weights)
+        self.weights = [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(model.params)]
+        n = len(self.weights)
         tag = f"{model.name}-{variant}{'-stacked' if stack else ''}-L{max_len}"
         self.compiled = {
             "prefill": compile_mlir(as_parameters(export_mlir(
@@ -141,7 +160,7 @@ class IreeRunner:
         }
         self.config = ireert.Config(driver)
         self.context = ireert.SystemContext(config=self.config)
-        self.context.add_vm_module(parameters_module(self.config.vm_instance, self._weights))
+        self.context.add_vm_module(parameters_module(self.config.vm_instance, self.weights))
         steps = {}
         for step, compiled in self.compiled.items():
             module = ireert.VmModule.mmap(self.config.vm_instance, str(compiled.vmfb))

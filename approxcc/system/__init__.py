@@ -1,0 +1,13 @@
+"""Compound systems: C retrieval kernels and an LLM, built once and tuned as one program.
+
+A system is a folder with `system.toml` (`project`): the C sources built into one tunable
+shared library (`library`), and a Python pipeline loaded by path (`pipeline`) that answers a
+question with that library and a language model. `CompoundSystem` is the tuner's
+`Application` for it; `evaluate` runs the exact system and a configuration on a question file
+(`questions`).
+"""
+
+from approxcc.system.application import CompoundSystem, load_system
+from approxcc.system.evaluate import evaluate
+
+__all__ = ["CompoundSystem", "evaluate", "load_system"]

@@ -1,0 +1,114 @@
+"""`CompoundSystem`: a system.toml project as the tuner's `Application`.
+
+`build()` compiles the C sources once into a tunable shared library; every run happens in
+this process, which keeps the library copies, the models and the stage cache between runs
+(the in-process engine: `--parallel 1`). A tuning input is a batch of questions
+(`FILE.jsonl:START:END`); its output is one JSON line `{"question", "answer"}` per question,
+and its time the seconds of the stages its answers took (cached stages charged what they
+took when they ran). The loss is the drop in NQ accuracy from the exact system's.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from approxcc.diagnostics import CompileError
+from approxcc.system.library import TunableLibrary, build_library, c_knob_space, clang_args
+from approxcc.system.pipeline import Stages, load_pipeline
+from approxcc.system.project import SystemProject, load_project
+from approxcc.system.questions import Question, load_questions
+from approxcc.tune.application import Application, RunFailed, RunResult
+from approxcc.tune.qos import accuracy_loss
+from approxcc.tune.space import KnobConfig, KnobSpace
+
+
+def correct(question: Question, answer: str) -> bool:
+    """The answer contains a gold answer after NQ normalisation."""
+    return any(accuracy_loss(gold, answer) == 0.0 for gold in question.answers)
+
+
+def _batches(path: Path, count: int, size: int) -> list[str]:
+    return [f"{path}:{start}:{min(start + size, count)}" for start in range(0, count, size)]
+
+
+class CompoundSystem(Application):
+    def __init__(self, project: SystemProject):
+        self.project = project
+        self.name = project.name
+        try:
+            self.pipeline = load_pipeline(project.pipeline, project.root)
+        except ValueError as err:
+            raise CompileError(str(err), project.pipeline_loc) from None
+        self.questions = {p: load_questions(p) for p in (project.tune_questions,
+                                                         project.eval_questions)}
+        self.gold = {q.question: q for qs in self.questions.values() for q in qs}
+        self.tune_inputs = _batches(project.tune_questions,
+                                    len(self.questions[project.tune_questions]), project.batch)
+        self.eval_inputs = _batches(project.eval_questions,
+                                    len(self.questions[project.eval_questions]), project.batch)
+        self.args = clang_args(project.flags, project.root)
+        self.space: KnobSpace | None = None
+        self.library: TunableLibrary | None = None
+        self.stages = Stages()
+
+    def describe(self) -> str:
+        return str(self.project.path)
+
+    def knob_space(self) -> KnobSpace:
+        if self.space is None:
+            c = c_knob_space(self.project.sources, self.args)
+            self.space = KnobSpace(c.knobs + tuple(self.pipeline.knobs))
+        return self.space
+
+    def build(self, workdir: Path) -> None:
+        output = workdir / f"lib{self.name}.so"
+        build_library(self.project.sources, self.args, output)
+        self.library = TunableLibrary(output, c_knob_space(self.project.sources, self.args),
+                                      self.pipeline.attach)
+
+    def config_knobs(self, config: KnobConfig | None) -> KnobConfig:
+        """Every knob's entry: the configuration's, exact for those it leaves out."""
+        return {**self.knob_space().exact_config(), **(config or {})}
+
+    def answer(self, question: Question, config: KnobConfig | None) -> str:
+        """One answer of the system under `config` (None: exact)."""
+        if self.library is None:
+            raise RuntimeError("CompoundSystem.answer() before build()")
+        lib = self.library.load(config)
+        return self.pipeline.answer(question.question, lib, self.config_knobs(config),
+                                    self.stages)
+
+    def run(self, input: str, config_path: Path | None, workdir: Path,
+            timeout: float) -> RunResult:
+        file, start, end = input.rsplit(":", 2)
+        batch = self.questions[Path(file)][int(start):int(end)]
+        config = None
+        if config_path is not None:
+            config = json.loads(config_path.read_text())["knobs"]
+        self.stages.reset_profile()
+        began = time.perf_counter()
+        lines = []
+        for q in batch:
+            lines.append(json.dumps({"question": q.question, "answer": self.answer(q, config)}))
+            if time.perf_counter() - began > timeout:
+                raise RunFailed(f"timeout: no result after {timeout:.2f} s")
+        wall = time.perf_counter() - began
+        seconds = sum(self.stages.reset_profile().values())
+        return RunResult("\n".join(lines) + "\n", seconds, wall, True)
+
+    def _accuracy(self, outputs: list[str]) -> float:
+        answers = [json.loads(line) for out in outputs for line in out.splitlines()]
+        if not answers:
+            return 0.0
+        return sum(correct(self.gold[a["question"]], a["answer"]) for a in answers) / len(answers)
+
+    def loss(self, exact_outputs: list[str], outputs: list[str]) -> float:
+        """Exact accuracy minus this accuracy (0 when the approximation does as well)."""
+        return max(0.0, self._accuracy(exact_outputs) - self._accuracy(outputs))
+
+
+def load_system(where: str) -> CompoundSystem:
+    """The system of `where` (a system.toml or its folder)."""
+    return CompoundSystem(load_project(where))

@@ -1,0 +1,109 @@
+"""What a compound system's own Python provides, and the staged cache it runs under.
+
+A system's pipeline (`system.toml` `pipeline = "file.py:Class"`, loaded by path so that
+approxcc stays model-agnostic) is a `Pipeline`: its Python-side knobs (e.g. the LLM's), how
+to attach a freshly loaded copy of the C library, and how to answer one question. Each step
+of an answer is a stage run through `Stages`, cached by the stage's input and the values of
+the knobs that stage reads: a configuration that changes only the LLM knobs reuses every
+retrieval, one that changes only retrieval knobs reuses every prompt it reproduces. A cached
+stage is charged the seconds it took when it ran, so times stay those of the real system.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import json
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from approxcc.tune.space import Knob, KnobConfig
+
+
+@dataclass(frozen=True)
+class Timed:
+    """A stage's value with its time split into named parts (prefill, decode)."""
+
+    value: Any
+    parts: dict[str, float]
+
+
+@dataclass
+class Stages:
+    """Stage results by (stage, key), with the seconds each took, and the profile of the
+    answers since the last `reset_profile()`."""
+
+    cache: dict[tuple[str, Hashable], tuple[Any, dict[str, float]]] = field(default_factory=dict)
+    profile: dict[str, float] = field(default_factory=dict)
+
+    def run(self, stage: str, key: Hashable, fn: Callable[[], Any]) -> Any:
+        """`fn()`'s value for this key, computed once; its seconds go into the profile under
+        `stage` (or under the parts of a `Timed` value)."""
+        hit = self.cache.get((stage, key))
+        if hit is None:
+            start = time.perf_counter()
+            value = fn()
+            seconds = time.perf_counter() - start
+            if isinstance(value, Timed):
+                hit = (value.value, value.parts)
+            else:
+                hit = (value, {stage: seconds})
+            self.cache[(stage, key)] = hit
+        for part, seconds in hit[1].items():
+            self.profile[part] = self.profile.get(part, 0.0) + seconds
+        return hit[0]
+
+    def reset_profile(self) -> dict[str, float]:
+        """The profile so far, and a fresh one."""
+        profile, self.profile = self.profile, {}
+        return profile
+
+
+def knob_values(knobs: KnobConfig, names: tuple[str, ...]) -> str:
+    """A cache key for the knobs a stage reads (canonical JSON of their entries)."""
+    return json.dumps({n: knobs.get(n) for n in names}, sort_keys=True)
+
+
+def decide(entry: dict[str, Any], state: float) -> int:
+    """The value a knob's configuration entry picks at `state`: a static value, or the
+    decision of the first threshold above the state (the C runtime's semantics)."""
+    if "value" in entry:
+        return int(entry["value"])
+    below = sum(1 for t in entry["thresholds"] if t <= state)
+    return int(entry["decisions"][below])
+
+
+class Pipeline(ABC):
+    """A system's Python half."""
+
+    knobs: tuple[Knob, ...] = ()      # Python-side knobs, beside the C library's
+
+    @abstractmethod
+    def attach(self, library: ctypes.CDLL) -> None:
+        """Prepare a freshly loaded copy of the C library (declare signatures, load data)."""
+
+    @abstractmethod
+    def answer(self, question: str, library: ctypes.CDLL, knobs: KnobConfig,
+               stages: Stages) -> str:
+        """The system's answer; `knobs` holds an entry for every knob of the system."""
+
+
+def load_pipeline(spec: str, root: Path) -> Pipeline:
+    """`FILE.py:CLASS` (FILE relative to `root`) loaded by path and constructed with `root`;
+    ValueError says what is wrong."""
+    file, _, name = spec.partition(":")
+    path = root / file
+    if not name or not path.is_file():
+        raise ValueError(f"'{spec}' is not FILE.py:CLASS of an existing file")
+    module_spec = importlib.util.spec_from_file_location(f"approx_system_{path.stem}", path)
+    assert module_spec is not None and module_spec.loader is not None  # a .py file
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    cls = getattr(module, name, None)
+    if not (isinstance(cls, type) and issubclass(cls, Pipeline)):
+        raise ValueError(f"'{file}' has no Pipeline class '{name}'")
+    return cls(root)

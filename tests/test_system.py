@@ -1,0 +1,116 @@
+"""Compound systems (approxcc.system): the tiny system of examples/systems/tiny — rag_bm25's
+C retrieval and selection built by approxcc into one tunable shared library, and a tiny JAX
+decoder — built, evaluated and tuned end to end in this process."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from approxcc.diagnostics import CompileError
+from approxcc.system import evaluate, load_system
+from approxcc.system.questions import load_questions
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ROOT / "examples" / "systems" / "tiny"
+
+pytest.importorskip("workloads")
+
+
+@pytest.fixture(scope="module")
+def system(tmp_path_factory: pytest.TempPathFactory):
+    app = load_system(str(TINY))
+    app.build(tmp_path_factory.mktemp("tiny-build"))
+    yield app
+    app.library.close()
+
+
+def config_file(tmp_path: Path, knobs: dict) -> Path:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"approxcc": "1", "knobs": knobs}))
+    return path
+
+
+def test_knobs_of_both_halves_in_one_space(system) -> None:
+    names = {k.name for k in system.knob_space().knobs}
+    assert {"doc_stride", "term_skip", "early_stop", "extra_passage", "passage_tail",
+            "llm_model", "llm_layers"} <= names
+
+
+def test_exact_retrieval_puts_the_answer_in_the_prompt(system) -> None:
+    lib = system.library.load(None)
+    pipe = system.pipeline
+    for q in load_questions(TINY / "tune.jsonl"):
+        ids, scores = pipe.retrieve(lib, q.question)
+        prompt = pipe.prompt(q.question, ids, pipe.select(lib, ids, scores))
+        assert any(a.lower() in prompt.lower() for a in q.answers), q.question
+
+
+def test_a_configuration_changes_the_c_half_in_process(system) -> None:
+    """The exact library keeps every passage; one configured to drop the weaker ones (a
+    reloaded copy with its own knob tables) keeps only the best."""
+    q = load_questions(TINY / "tune.jsonl")[0].question
+    pipe = system.pipeline
+    exact = system.library.load(None)
+    ids, scores = pipe.retrieve(exact, q)
+    assert len(ids) == 3
+    assert sum(w > 0 for w in pipe.select(exact, ids, scores)) == 3
+    lean = system.library.load({"extra_passage": {"value": 1}})
+    assert sum(w > 0 for w in pipe.select(lean, ids, scores)) == 1
+    # corpus subsetting by a stride of 8 on every term changes what is retrieved
+    sparse = system.library.load({"doc_stride": {"value": 8}})
+    assert pipe.retrieve(sparse, q) != (ids, scores)
+
+
+def test_stages_are_cached_by_their_knobs(system) -> None:
+    q = load_questions(TINY / "tune.jsonl")[0]
+    system.answer(q, None)
+    before = {stage for stage, _ in system.stages.cache}, len(system.stages.cache)
+    system.answer(q, {"llm_layers": {"value": 1}})        # only the LLM changed
+    stages = [stage for stage, _ in system.stages.cache]
+    assert len(system.stages.cache) == before[1] + 1 and stages.count("retrieval") == \
+        sum(1 for s, _ in list(system.stages.cache)[:before[1]] if s == "retrieval")
+
+
+def test_evaluate_reports_accuracy_loss_and_speedup(system, tmp_path: Path) -> None:
+    config = config_file(tmp_path, {"extra_passage": {"value": 1}, "llm_model": {"value": 1}})
+    result = evaluate(system, config, TINY / "eval.jsonl", limit=4)
+    assert result["questions"] == 4
+    assert {"exact_accuracy", "accuracy", "loss", "seconds_per_question", "speedup"} <= \
+        set(result)
+    assert 0.0 <= result["loss"] <= 1.0 and result["speedup"] > 0
+    assert result["profile"]["exact"]["retrieval"] > 0
+
+
+def test_malformed_question_line_is_located(tmp_path: Path) -> None:
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"question": "Who?", "answer": ["me"]}\n{"question": "Why?"}\n')
+    with pytest.raises(CompileError) as err:
+        load_questions(path)
+    assert err.value.diagnostic.render(show_source=False).startswith(
+        f"{path}:2:1: error: 'answer' must be")
+
+
+def test_unknown_knob_in_a_configuration_is_an_error(system, tmp_path: Path) -> None:
+    config = config_file(tmp_path, {"no_such_knob": {"value": 1}})
+    with pytest.raises(CompileError, match="unknown knob 'no_such_knob'"):
+        evaluate(system, config, TINY / "eval.jsonl", limit=1)
+
+
+def test_tuned_end_to_end(system, tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from approxcc.tune import TuneOptions, tune
+    from approxcc.tune.report import report
+
+    out = tmp_path / "tuned"
+    opts = TuneOptions([0.05], out, time_limit=60, max_evals=12, metric="accuracy",
+                       confirm_repeats=0)
+    tune(system, opts, Console(stderr=True),
+         reporter=lambda results, run_id: report(results, results.run(run_id), out, Console()))
+    picks = sorted((tmp_path / "tuned").rglob("*.json"))
+    assert picks, "no configuration written"
+    knobs = json.loads(picks[0].read_text())["knobs"]
+    assert set(knobs) <= {k.name for k in system.knob_space().knobs}
