@@ -277,10 +277,19 @@ def overhead(work: Path, tasks: int, rounds: int) -> None:
     console.print(t)
 
 
+def _cpu() -> float:
+    """CPU seconds of this process (the tuner: OpenTuner, the DB, the Dask client)."""
+    import resource
+
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    return use.ru_utime + use.ru_stime
+
+
 def simulate(work: Path, eval_seconds: float, seconds: float, counts: list[int]) -> None:
     t = Table(title=f"simulated throughput: the tuner on N Dask worker threads, each "
                     f"evaluation sleeping {eval_seconds:g} s ({seconds:.0f} s of search)")
-    for col in ("worker threads", "processes × threads", "evals / s", "ideal", "efficiency"):
+    for col in ("worker threads", "processes × threads", "evals / s", "ideal", "efficiency",
+                "tuner CPU ms / eval"):
         t.add_column(col, justify="right")
     import logging
 
@@ -292,14 +301,17 @@ def simulate(work: Path, eval_seconds: float, seconds: float, counts: list[int])
         out = work / f"sim-{n}"
         with LocalCluster(n_workers=processes, threads_per_worker=threads,
                           dashboard_address=None, silence_logs=logging.ERROR) as cluster:
+            cpu = _cpu()
             tune(Instant(eval_seconds, knobs=8),
                  TuneOptions([0.05], out, time_limit=seconds, mode="static", screening=False,
                              confirm_repeats=0, cluster=cluster.scheduler_address),
                  Console(quiet=True))
-        rate = search_rate(out / "results.db")[0] / 60
+            cpu = _cpu() - cpu
+        rate, count = search_rate(out / "results.db")
+        rate /= 60
         ideal = n / eval_seconds
         t.add_row(str(n), f"{processes} × {threads}", f"{rate:.2f}", f"{ideal:.2f}",
-                  f"{rate / ideal:.0%}")
+                  f"{rate / ideal:.0%}", f"{cpu / max(1, count) * 1000:.0f}")
         console.print(f"{n} worker threads: {rate:.2f} evaluations/s (ideal {ideal:.2f})")
     console.print(t)
 

@@ -118,3 +118,14 @@ def test_iree_failure_is_one_diagnostic_and_keep_going_records_it(tmp_path: Path
     prog.configure({"approxcc": "1", "knobs": {"alt": {"value": 1}}})
     with pytest.raises(LookupError, match="was not built for target cpu"):
         prog.affine(np.ones((4, 4), np.float32))
+
+
+def test_the_tuner_reads_ml_knobs_from_the_ir() -> None:
+    from approxcc.tune.space import knob_space
+
+    space = knob_space([approx_module(load_program(DECODER))])
+    knobs = {k.name: k for k in space.knobs}
+    assert list(knobs) == ["llm", "llm_precision", "llm_quant"]
+    assert knobs["llm"].dynamic and knobs["llm"].thresholds == 1 and knobs["llm"].range == (0, 100)
+    assert knobs["llm_precision"].values == (0, 1) and not knobs["llm_precision"].dynamic
+    assert all(k.exact == 0 for k in knobs.values())

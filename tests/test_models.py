@@ -244,14 +244,16 @@ def test_iree_linear_reads_the_narrow_weight(variant: str, tmp_path: Path) -> No
     subprocess.run([iree_compile_path(), *MODE_FLAGS[mode],
                     f"--iree-hal-dump-executable-sources-to={dump}", str(src),
                     "-o", str(tmp_path / "lin.vmfb")], check=True)
-    # dispatch names say what they do: "main_dispatch_1_vecmat_1536x576_f32" runs on every
-    # call, "_initializer_0_dispatch_0_transpose_1536x576_bf16" once at load; a standalone
-    # widening of the weight per call would be "main_dispatch_0_elementwise_..._bf16xf32"
+    # dispatch names say what they do: "main_dispatch_0_mmt4d_1x96x576x1x16x1_f32" runs
+    # on every call, "_initializer_0_dispatch_0_pack_f32" once at load; a widened or
+    # unpacked copy of the weight would be an "elementwise" dispatch of its size
     names = re.findall(r"func\.func @(\w+)", "".join(p.read_text() for p in dump.glob("*.mlir")))
     per_call = [n for n in names if n.startswith("main_")]
-    weight_sized = [n for n in per_call if re.search(r"1536x|884736|x1536", n)]
-    assert weight_sized and all(re.search("matvec|vecmat", n) for n in weight_sized), names
-    assert not any("elementwise" in n and "1536" in n for n in per_call), names
+    assert any(re.search("matvec|vecmat|mmt4d", n) for n in per_call), names
+    assert not [n for n in names if "elementwise" in n
+                and re.search(r"1536x576|884736|442368", n)], names
+    assert not [n for n in per_call if re.search("pack|transpose", n)
+                and "576_" not in n], names   # only the activation may be laid out per call
     config = ireert.Config("local-sync")
     ctx = ireert.SystemContext(config=config)
     ctx.add_vm_module(parameters_module(config.vm_instance, [np.asarray(a) for a in leaves]))

@@ -66,12 +66,16 @@ def test_a_configuration_changes_the_c_half_in_process(system) -> None:
 
 def test_stages_are_cached_by_their_knobs(system) -> None:
     q = load_questions(TINY / "tune.jsonl")[0]
+
+    def entries(stage: str) -> int:
+        return sum(1 for s, _ in system.stages.cache if s == stage)
+
     system.answer(q, None)
-    before = {stage for stage, _ in system.stages.cache}, len(system.stages.cache)
-    system.answer(q, {"llm_layers": {"value": 1}})        # only the LLM changed
-    stages = [stage for stage, _ in system.stages.cache]
-    assert len(system.stages.cache) == before[1] + 1 and stages.count("retrieval") == \
-        sum(1 for s, _ in list(system.stages.cache)[:before[1]] if s == "retrieval")
+    retrievals, generations = entries("retrieval"), entries("llm")
+    system.answer(q, {"llm_layers": {"value": 1}})        # only an LLM knob changed
+    assert (entries("retrieval"), entries("llm")) == (retrievals, generations + 1)
+    system.answer(q, {"doc_stride": {"value": 8}})        # only a retrieval knob changed
+    assert entries("retrieval") == retrievals + 1
 
 
 def test_evaluate_reports_accuracy_loss_and_speedup(system, tmp_path: Path) -> None:
@@ -106,7 +110,7 @@ def test_tuned_end_to_end(system, tmp_path: Path) -> None:
     from approxcc.tune.report import report
 
     out = tmp_path / "tuned"
-    opts = TuneOptions([0.05], out, time_limit=60, max_evals=12, metric="accuracy",
+    opts = TuneOptions([0.05], out, time_limit=20, max_evals=8, metric="accuracy",
                        confirm_repeats=0)
     tune(system, opts, Console(stderr=True),
          reporter=lambda results, run_id: report(results, results.run(run_id), out, Console()))

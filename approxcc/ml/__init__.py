@@ -1,3 +1,4 @@
-"""The ML half of approxcc: `@approx.knob` on JAX functions (`approx`), variants
-(`transforms`, `interpret`), `approxcc build model.py` (`build`) and the IREE runtime that
-picks a variant per call (`runtime`). See approxcc/ml/README.md."""
+"""The ML half of approxcc: `@approx.knob` on JAX functions (`approx`, `program`), variants
+(`transforms`, `interpret`), the approx IR of a model and its passes (`ir`, `passes`),
+`approxcc model.py` (`build`, `iree`) and the IREE runtime that picks a variant per call
+(`runtime`). See docs/ml.md and approxcc/ml/README.md."""

@@ -17,11 +17,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
-import shutil
-import subprocess
-import sys
-import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -41,21 +36,19 @@ from approxcc.ml.ir import (
     print_ir,
     variant_name,
 )
+from approxcc.ml.iree import (
+    FUSION_FLAGS,
+    TARGET_FLAGS,
+    IreeFailure,
+    compile_stablehlo,
+    iree_compile,
+)
 from approxcc.ml.passes import choice_of, expand_all, variants_of
-from approxcc.ml.program import MLFunction, load_program
+from approxcc.ml.program import DecoratedFunction, load_program
 
-# Without it IREE 3.13 puts the widening `convert` (bf16/f16/int8 -> f32) of a weight
-# *argument* in a dispatch of its own: every call writes and re-reads an f32 copy of each
-# weight, so low-precision variants run slower than f32 (Gemma's 262144x640 logits matvec in
-# bf16: 0.74-1.4 s a call instead of 0.05-0.06 s). With it the widening fuses into the matvec.
-FUSION_FLAGS = ("--iree-dispatch-creation-enable-aggressive-fusion",)
-TARGET_FLAGS = {
-    "cpu": ["--iree-hal-target-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=host",
-            *FUSION_FLAGS],
-    "cuda": ["--iree-hal-target-device=cuda", "--iree-cuda-target=sm_80"],
-    "rocm": ["--iree-hal-target-device=hip", "--iree-rocm-target=gfx942"],
-}
 MANIFEST_VERSION = "1"
+# FUSION_FLAGS: workloads/models still imports it from here (approxcc.ml.iree is its home).
+__all__ = ["FUSION_FLAGS", "Manifest", "build_model", "describe"]
 
 
 @dataclass(frozen=True)
@@ -70,15 +63,6 @@ class Manifest:
     @staticmethod
     def load(path: str | Path) -> Manifest:
         return Manifest(Path(path), json.loads(Path(path).read_text()))
-
-
-def iree_compile() -> str:
-    """The `iree-compile` of this Python environment (iree-base-compiler), else on PATH."""
-    local = Path(sys.executable).parent / "iree-compile"
-    found = str(local) if local.exists() else shutil.which("iree-compile")
-    if not found:
-        raise CompileError("iree-compile not found (pip install iree-base-compiler)")
-    return found
 
 
 def build_model(path: str | Path, out_dir: str | Path, targets: Sequence[str] = ("cpu",),
@@ -112,7 +96,7 @@ def build_model(path: str | Path, out_dir: str | Path, targets: Sequence[str] = 
     return manifest
 
 
-def _function_entry(fn: MLFunction, module: ModuleOp, out: Path, targets: Sequence[str],
+def _function_entry(fn: DecoratedFunction, module: ModuleOp, out: Path, targets: Sequence[str],
                     compiler: str, pool: ThreadPoolExecutor,
                     pending: dict[tuple[str, str], Future[float]]) -> dict[str, Any]:
     import jax
@@ -131,7 +115,7 @@ def _function_entry(fn: MLFunction, module: ModuleOp, out: Path, targets: Sequen
         for t in targets:
             vmfb = f"{t}/{fn.name}-{code_hash}.vmfb"
             if (t, vmfb) not in pending:
-                pending[(t, vmfb)] = pool.submit(_compile, compiler, mlir, out / vmfb, t)
+                pending[(t, vmfb)] = pool.submit(compile_stablehlo, compiler, mlir, out / vmfb, t)
             vmfbs[t] = vmfb
         variants.append({
             "id": f"{fn.name}.v{i}", "name": variant_name(fn, choice), "choice": choice,
@@ -152,7 +136,7 @@ def _function_entry(fn: MLFunction, module: ModuleOp, out: Path, targets: Sequen
     }
 
 
-def _collect(functions: dict[str, MLFunction], entries: dict[str, Any],
+def _collect(functions: dict[str, DecoratedFunction], entries: dict[str, Any],
              pending: dict[tuple[str, str], Future[float]],
              targets: Sequence[str]) -> list[CompileError]:
     """Waits for the compile jobs; records compile seconds, or the failure (the vmfb is
@@ -161,7 +145,7 @@ def _collect(functions: dict[str, MLFunction], entries: dict[str, Any],
     for key, fut in pending.items():
         try:
             results[key] = fut.result()
-        except _IreeFailure as failure:
+        except IreeFailure as failure:
             results[key] = failure.line
     errors = []
     for name, entry in entries.items():
@@ -181,7 +165,7 @@ def _collect(functions: dict[str, MLFunction], entries: dict[str, Any],
     return errors
 
 
-def describe(fn: MLFunction, choice: dict[str, int | None]) -> dict[str, Any]:
+def describe(fn: DecoratedFunction, choice: dict[str, int | None]) -> dict[str, Any]:
     """knob name -> the label its config value stands for (`exact` where None)."""
     return {k.name: "exact" if choice[k.name] is None else _label(k, choice[k.name])
             for k in fn.afn.knobs}
@@ -243,35 +227,3 @@ def _save_weights(out: Path, arrays: list[Any]) -> str:
     return rel
 
 
-class _IreeFailure(Exception):
-    def __init__(self, line: str) -> None:
-        super().__init__(line)
-        self.line = line
-
-
-# `file:line:col: error: message` (IREE's location is the generated .mlir, not the user's).
-_IREE_ERROR = re.compile(r"^(?:.*?:\d+:\d+: )?error: (?P<message>.*)$")
-
-
-# Where IREE's message goes on to print the offending op (`...: %51:2 = "stablehlo...`).
-_OP_DUMP = re.compile(r':\s+(?:%\S+ = )?"[a-z_]+\.[a-z_.]+"\(.*$')
-
-
-def first_error(stderr: str) -> str:
-    """IREE's first error message, without its location or the op it prints."""
-    for line in stderr.splitlines():
-        m = _IREE_ERROR.match(line.strip())
-        if m:
-            return _OP_DUMP.sub("", m["message"]).strip()
-    lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
-    return lines[0] if lines else "iree-compile failed without a message"
-
-
-def _compile(compiler: str, mlir: Path, vmfb: Path, target: str) -> float:
-    start = time.perf_counter()
-    cmd = [compiler, str(mlir), "--iree-input-type=stablehlo", *TARGET_FLAGS[target],
-           "-o", str(vmfb)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode:
-        raise _IreeFailure(first_error(proc.stderr))
-    return time.perf_counter() - start

@@ -63,7 +63,7 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 from approxcc.diagnostics import CompileError, SourceLocation
 from approxcc.dialect import Approx, YieldOp, make_knob, verify_knobs
 from approxcc.ml.approx import Knob
-from approxcc.ml.program import MLFunction, MLProgram
+from approxcc.ml.program import DecoratedFunction, MLProgram
 
 SOURCE_ATTR = "approx.ml_source"      # on the module: the Python file
 FUNCTION_ATTR = "approx.ml_function"  # on a public function: its decorated function
@@ -88,20 +88,20 @@ class ExportedVariant:
     kept: list[int]             # indices into (stored..., inputs...) of @main's arguments
 
 
-def exact_choice(fn: MLFunction) -> dict[str, int | None]:
+def exact_choice(fn: DecoratedFunction) -> dict[str, int | None]:
     from approxcc.ml.transforms import exact_value
 
     return {k.name: exact_value(k, fn.weights) for k in fn.afn.knobs}
 
 
-def export_variant(fn: MLFunction, choice: Mapping[str, int | None]) -> ExportedVariant:
+def export_variant(fn: DecoratedFunction, choice: Mapping[str, int | None]) -> ExportedVariant:
     """The StableHLO of one variant (`make_variant`), exported by jax with its weights as
     arguments."""
     return _export(fn, tuple(sorted(choice.items())))
 
 
 @functools.lru_cache(maxsize=256)
-def _export(fn: MLFunction, choice: tuple[tuple[str, int | None], ...]) -> ExportedVariant:
+def _export(fn: DecoratedFunction, choice: tuple[tuple[str, int | None], ...]) -> ExportedVariant:
     import jax
     import numpy as np
     from jax._src.interpreters import mlir as jax_mlir
@@ -120,7 +120,7 @@ def _export(fn: MLFunction, choice: tuple[tuple[str, int | None], ...]) -> Expor
     return ExportedVariant(text, list(variant.stored), list(exported.module_kept_var_idx))
 
 
-def variant_name(fn: MLFunction, choice: Mapping[str, int | None]) -> str:
+def variant_name(fn: DecoratedFunction, choice: Mapping[str, int | None]) -> str:
     """`F.exact`, or `F.knob.label...` over the knobs that are not exact (`decode_step.
     llm_precision.bf16`); the `approx.choice` attribute holds the config values."""
     exact = exact_choice(fn)
@@ -140,7 +140,7 @@ def knob_label(k: Knob, value: int) -> Any:
     return k.label(value)
 
 
-def add_variant(module: ModuleOp, fn: MLFunction, choice: Mapping[str, int | None]
+def add_variant(module: ModuleOp, fn: DecoratedFunction, choice: Mapping[str, int | None]
                 ) -> func.FuncOp:
     """Adds the variant's StableHLO as private functions of `module` (jax's `@main` becomes
     `@<variant_name>`, its callees `@<variant_name>.<callee>`), returns the variant."""
@@ -190,7 +190,7 @@ def approx_module(program: MLProgram) -> ModuleOp:
     return module
 
 
-def _add_entry(module: ModuleOp, fn: MLFunction, exact: func.FuncOp, knob_id: int) -> int:
+def _add_entry(module: ModuleOp, fn: DecoratedFunction, exact: func.FuncOp, knob_id: int) -> int:
     """The public function of `fn`: its knobs, innermost a call of the exact variant."""
     exported = export_variant(fn, exact_choice(fn))
     n_w = len(exported.stored)
@@ -222,7 +222,7 @@ def _add_entry(module: ModuleOp, fn: MLFunction, exact: func.FuncOp, knob_id: in
     return knob_id + len(knobs)
 
 
-def exact_signature(exported: ExportedVariant, fn: MLFunction) -> list[Attribute]:
+def exact_signature(exported: ExportedVariant, fn: DecoratedFunction) -> list[Attribute]:
     """The tensor types of (weights..., inputs...) of the exact variant."""
     return [tensor_type(a) for a in (*exported.stored, *fn.inputs)]
 

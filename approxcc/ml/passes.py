@@ -40,7 +40,7 @@ from approxcc.ml.ir import (
     exact_choice,
     verify,
 )
-from approxcc.ml.program import MLFunction, MLProgram, load_program
+from approxcc.ml.program import DecoratedFunction, MLProgram, load_program
 
 
 @functools.lru_cache(maxsize=8)
@@ -62,7 +62,7 @@ def variants_of(module: ModuleOp, name: str) -> list[func.FuncOp]:
             and getattr(op.attributes.get(VARIANT_OF), "data", None) == name]
 
 
-def choice_of(variant: func.FuncOp, fn: MLFunction) -> dict[str, int | None]:
+def choice_of(variant: func.FuncOp, fn: DecoratedFunction) -> dict[str, int | None]:
     attr = variant.attributes[CHOICE_ATTR]
     assert isinstance(attr, DictionaryAttr)
     given = {k: v.value.data for k, v in attr.data.items() if isinstance(v, IntegerAttr)}
@@ -89,7 +89,7 @@ class MLTransformPass(ModulePass):
                 _list_variants(op, fn, knob)
         verify(op)
 
-    def _expand(self, module: ModuleOp, fn: MLFunction, knob: KnobOp) -> None:
+    def _expand(self, module: ModuleOp, fn: DecoratedFunction, knob: KnobOp) -> None:
         name = knob.knob_name.data
         exact = exact_choice(fn)[name]
         configured = knob.param("value")
@@ -104,7 +104,7 @@ class MLTransformPass(ModulePass):
                     add_variant(module, fn, {**choice, name: v})
 
 
-def _list_variants(module: ModuleOp, fn: MLFunction, knob: KnobOp) -> None:
+def _list_variants(module: ModuleOp, fn: DecoratedFunction, knob: KnobOp) -> None:
     name = knob.knob_name.data
     exact = exact_choice(fn)[name]
     approximate = [SymbolRefAttr(f.sym_name) for f in variants_of(module, fn.name)

@@ -20,7 +20,7 @@ from approxcc.ml.approx import AnnotationError, ApproxFunction
 
 
 @dataclass(frozen=True, eq=False)   # identity: a cache key of its exports
-class MLFunction:
+class DecoratedFunction:
     name: str
     afn: ApproxFunction
     weights: Any            # argument 0: a pytree of arrays
@@ -35,7 +35,7 @@ class MLFunction:
 @dataclass(frozen=True)
 class MLProgram:
     path: Path
-    functions: dict[str, MLFunction]
+    functions: dict[str, DecoratedFunction]
 
 
 def load_program(path: str | Path) -> MLProgram:
@@ -49,7 +49,7 @@ def load_program(path: str | Path) -> MLProgram:
                                   for name, afn in found.items()})
 
 
-def _function(name: str, afn: ApproxFunction, examples: dict[str, Any]) -> MLFunction:
+def _function(name: str, afn: ApproxFunction, examples: dict[str, Any]) -> DecoratedFunction:
     import jax
 
     if name not in examples:
@@ -67,7 +67,7 @@ def _function(name: str, afn: ApproxFunction, examples: dict[str, Any]) -> MLFun
     if not (jax.tree.structure(exact_out).num_leaves == 1 and not isinstance(exact_out, tuple)
             or isinstance(exact_out, tuple | list) and len(leaves) == len(exact_out)):
         raise AnnotationError(f"'{name}' must return an array or a tuple of arrays", afn.loc)
-    return MLFunction(name, afn, weights, inputs, exact_out)
+    return DecoratedFunction(name, afn, weights, inputs, exact_out)
 
 
 def _input_array(name: str, index: int, x: Any, loc: SourceLocation) -> Any:

@@ -7,7 +7,9 @@ question with that library and a language model. `CompoundSystem` is the tuner's
 (`questions`).
 """
 
-from approxcc.system.application import CompoundSystem, load_system
-from approxcc.system.evaluate import evaluate
+from approxcc.system.application import CompoundSystem, build_system, load_system
+from approxcc.system.evaluate import evaluate, evaluate_system, format_result
+from approxcc.system.project import is_system
 
-__all__ = ["CompoundSystem", "evaluate", "load_system"]
+__all__ = ["CompoundSystem", "build_system", "evaluate", "evaluate_system", "format_result",
+           "is_system", "load_system"]

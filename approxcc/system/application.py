@@ -112,3 +112,11 @@ class CompoundSystem(Application):
 def load_system(where: str) -> CompoundSystem:
     """The system of `where` (a system.toml or its folder)."""
     return CompoundSystem(load_project(where))
+
+
+def build_system(where: str, out: Path) -> Path:
+    """`approxcc build SYSTEM -o DIR`: the system's tunable shared library, in `out`."""
+    system = load_system(where)
+    output = out / f"lib{system.name}.so"
+    build_library(system.project.sources, system.args, output)
+    return output

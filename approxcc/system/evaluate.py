@@ -83,3 +83,33 @@ def evaluate(system: CompoundSystem, config: Path, questions: Path,
         "speedup": exact_s / config_s if config_s else float("inf"),
         "profile": {run: {stage: s / n for stage, s in p.items()} for run, p in profiles.items()},
     }
+
+
+def evaluate_system(where: str, config: Path, questions: Path,
+                    limit: int | None = None) -> dict[str, Any]:
+    """`approxcc eval`: build the system of `where` (into a temporary folder) and evaluate."""
+    import tempfile
+
+    from approxcc.system.application import load_system
+
+    system = load_system(where)
+    with tempfile.TemporaryDirectory(prefix="approx-eval-") as work:
+        system.build(Path(work))
+        try:
+            return evaluate(system, config, questions, limit)
+        finally:
+            assert system.library is not None
+            system.library.close()
+
+
+def format_result(result: dict[str, Any]) -> str:
+    """The human-readable report of `evaluate`."""
+    return "\n".join([
+        f"questions            {result['questions']}",
+        f"exact accuracy       {result['exact_accuracy']:.1%}",
+        f"accuracy             {result['accuracy']:.1%}",
+        f"loss                 {result['loss']:.1%}",
+        f"seconds per question {result['seconds_per_question']:.3f} "
+        f"(exact {result['exact_seconds_per_question']:.3f})",
+        f"speedup              {result['speedup']:.2f}x",
+    ])

@@ -49,18 +49,23 @@ BASE_CPU_FLAGS = (
     "--iree-hal-target-backends=llvm-cpu",
     "--iree-llvmcpu-target-cpu=host",
 )
-# Data tiling with IREE's ukernels; weights being parameters, what it derives from a weight
-# alone (transposes, packed layouts) is hoisted into the initializer.
-DATA_TILING_FLAGS = ("--iree-opt-data-tiling", "--iree-llvmcpu-enable-ukernels=all")
-# Per ``linear`` mode. "reduce" needs FUSION_FLAGS (the widening of a narrow weight fused
-# into its matvec); "dot" must not take them: with data tiling IREE 3.13 then crashes
-# (MaterializeDeviceEncoding) on a 30-layer decode step, and for prefill a norm's reduction
-# over a 64-token tile exceeds the llvm-cpu stack limit (36 KiB of 32).
+# Data tiling (packed layouts, mmt4d ukernels: VNNI for int8, AVX512-BF16 for bf16); weights
+# being parameters, the packing of a weight is hoisted into the initializer.
+UKERNELS = "--iree-llvmcpu-enable-ukernels=all"
+# Per ``linear`` mode of the decode step. "reduce" needs FUSION_FLAGS (the widening of a
+# narrow weight fused into its matvec), and nothing to hoist. "dot" takes data tiling from
+# the global-optimization phase: IREE 3.13's default path (--iree-opt-data-tiling) crashes in
+# MaterializeDeviceEncoding on a whole decode step, and without data tiling its vecmat on a
+# transposed weight is slower than the fused reduction.
 MODE_FLAGS = {
-    "reduce": BASE_CPU_FLAGS + FUSION_FLAGS,
-    "dot": BASE_CPU_FLAGS + DATA_TILING_FLAGS,
+    # No const-expr hoisting: it would unpack int4 codes into an int8 copy at load time.
+    "reduce": BASE_CPU_FLAGS + FUSION_FLAGS + ("--iree-opt-const-expr-hoisting=false",),
+    "dot": BASE_CPU_FLAGS + ("--iree-global-opt-data-tiling", UKERNELS),
 }
-PREFILL_FLAGS = MODE_FLAGS["dot"]
+# Prefill: data tiling on IREE's default path. Not FUSION_FLAGS: prefill widens nothing per
+# call, and with them a norm's reduction over a 64-token tile exceeds the llvm-cpu stack
+# limit (36 KiB of 32).
+PREFILL_FLAGS = BASE_CPU_FLAGS + ("--iree-opt-data-tiling", UKERNELS)
 PREFILL_MODE = "dot"
 PREFILL_LEN = 64
 
@@ -121,7 +126,9 @@ def compile_mlir(mlir: str, tag: str, flags: tuple[str, ...]) -> Compiled:
 
 class IreeRunner:
     """``decode.Runner`` over IREE (llvm-cpu by default). ``weights`` are the arrays served
-    as parameters ``p0, p1, ...`` (the flattened params), ``compiled`` the two vmfbs."""
+    as parameters ``p0, p1, ...`` (the flattened params), ``compiled`` the vmfbs of the
+    steps; ``prefill_len=0`` compiles no prefill step (a prompt then goes through decode
+    steps, one token at a time)."""
 
     def __init__(
         self,
@@ -149,15 +156,14 @@ class IreeRunner:
         self.weights = [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(model.params)]
         n = len(self.weights)
         tag = f"{model.name}-{variant}{'-stacked' if stack else ''}-L{max_len}"
-        self.compiled = {
-            "prefill": compile_mlir(as_parameters(export_mlir(
+        self.compiled = {"decode": compile_mlir(as_parameters(export_mlir(
+            decode_step, model.params, cache, zero, zero, mode=mode), n),
+            f"{tag}-{mode}-decode", flags)}
+        if prefill_len:
+            self.compiled["prefill"] = compile_mlir(as_parameters(export_mlir(
                 prefill, model.params, cache, np.zeros(prefill_len, np.int32), zero,
                 mode=prefill_mode), n), f"{tag}-{prefill_mode}-prefill{prefill_len}",
-                prefill_flags),
-            "decode": compile_mlir(as_parameters(export_mlir(
-                decode_step, model.params, cache, zero, zero, mode=mode), n),
-                f"{tag}-{mode}-decode", flags),
-        }
+                prefill_flags)
         self.config = ireert.Config(driver)
         self.context = ireert.SystemContext(config=self.config)
         self.context.add_vm_module(parameters_module(self.config.vm_instance, self.weights))
@@ -166,7 +172,7 @@ class IreeRunner:
             module = ireert.VmModule.mmap(self.config.vm_instance, str(compiled.vmfb))
             self.context.add_vm_module(module)
             steps[step] = self.context.modules[module.name]["main"]
-        self._prefill, self._decode = steps["prefill"], steps["decode"]
+        self._prefill, self._decode = steps.get("prefill"), steps["decode"]
         self._empty_cache = [np.asarray(c) for c in jax.tree_util.tree_leaves(cache)]
         self.cache: list[Any] = []
 
@@ -175,6 +181,11 @@ class IreeRunner:
         return sum(c.compile_s for c in self.compiled.values())
 
     def prefill(self, ids: list[int]) -> np.ndarray:
+        if self._prefill is None:  # no prefill step (prefill_len=0): one decode step a token
+            self.cache = list(self._empty_cache)
+            for pos, token in enumerate(ids):
+                logits = self.decode(token, pos)
+            return logits
         if len(ids) > self.prefill_len:
             raise ValueError(f"prompt of {len(ids)} tokens exceeds prefill_len "
                              f"{self.prefill_len}")

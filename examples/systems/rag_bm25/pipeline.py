@@ -34,11 +34,17 @@ RETRIEVAL_KNOBS = ("doc_stride", "term_skip", "early_stop")
 SELECTION_KNOBS = ("extra_passage", "passage_tail")
 INSTRUCTION = "Answer the question in a few words, using the passages."
 CLOSED_BOOK = "Answer the question in a few words."
+EXAMPLE = "Question: Who wrote Hamlet?\nAnswer: William Shakespeare\n"   # the answer's form
+# Words of the question's form, not of its subject: left out of the query (they would
+# retrieve summaries that happen to say "nationality" or "profession").
+QUESTION_WORDS = frozenset(
+    "what who whom which where when how in is was were did does the a an of part world "
+    "country nationality profession".split())
 
 
-def _gen_module(root: Path) -> Any:
+def _gen_module() -> Any:
     """examples/kernels/bm25/gen.py: the corpus layout and tokenizer this index shares."""
-    path = root.parent.parent / "kernels" / "bm25" / "gen.py"
+    path = Path(__file__).resolve().parents[2] / "kernels" / "bm25" / "gen.py"
     spec = importlib.util.spec_from_file_location("bm25_gen", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -58,7 +64,7 @@ class RagBm25(Pipeline):
         from workloads.packages import cache_dir
 
         self.work = cache_dir("systems", f"rag_bm25-{docs or 'all'}")
-        self.gen = _gen_module(root)
+        self.gen = _gen_module()
         self.articles = wiki.load_summaries()[:docs]
         self.model_names = models
         self.corpus = self.work / "corpus.bin"
@@ -85,7 +91,8 @@ class RagBm25(Pipeline):
 
     def terms(self, question: str) -> list[int]:
         """The question's known words, by decreasing idf (the order the C scoring expects)."""
-        ids = {self.vocab[w] for w in self.gen.tokenize(question) if w in self.vocab}
+        ids = {self.vocab[w] for w in self.gen.tokenize(question)
+               if w in self.vocab and w not in QUESTION_WORDS}
         return sorted(ids, key=lambda t: (-self.idf[t], t))
 
     def retrieve(self, library: ctypes.CDLL, question: str) -> tuple[list[int], list[float]]:
@@ -153,7 +160,7 @@ class RagBm25(Pipeline):
                     for d, n in zip(docs, words, strict=True) if n > 0]
         context = "".join(f"Passage: {p}\n" for p in passages)
         head = INSTRUCTION if passages else CLOSED_BOOK
-        return f"{head}\n{context}Question: {question}\nAnswer:"
+        return f"{head}\n{EXAMPLE}{context}Question: {question}\nAnswer:"
 
     def answer(self, question: str, library: ctypes.CDLL, knobs: KnobConfig,
                stages: Stages) -> str:
