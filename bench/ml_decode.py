@@ -6,9 +6,10 @@ For each model (SmolLM2-135M, Gemma 3 270M) and variant it reports:
   of weights read per token over the memory bandwidth numpy reaches in the same run) and
   the share of the floor reached;
 - prefill tokens/s through IREE for a 128- and a 512-token prompt (the exact model and
-  W8A8; the other variants feed prompts through decode steps), their GFLOP/s (2 x tokens x matrix parameters of the layers,
-  plus the output head for the last position) as a share of a numpy float32 matmul timed
-  in the same run, and the same prompts under ``jax.jit`` (XLA-CPU), interleaved with IREE;
+  W8A8; the other variants feed prompts through decode steps), their GFLOP/s (2 x tokens x
+  matrix parameters of the layers, plus the output head for the last position) as a share
+  of a numpy float32 matmul timed in the same run, and the same prompts under ``jax.jit``
+  (XLA-CPU), interleaved with IREE;
 - next-token NLL (nats/token) on a fixed text (over the tokens inside a restricted
   vocabulary, whose coverage is printed) and agreement with the exact model's greedy
   answers on a few prompts (the same first 8 tokens);
@@ -274,7 +275,7 @@ def bench_model(name: str, variants: list[str], args: argparse.Namespace, bandwi
     first = prompt_ids(model, PROMPTS[name][0])
     for row, ms in zip(rows, time_decode(runners, first, args.tokens), strict=True):
         row.decode_ms = ms
-    # prefill: 128 tokens on every variant's runner, 512 on the exact one and W8A8
+    # prefill of 128 and 512 tokens: the exact model and W8A8, beside jax.jit
     jax_runner = JaxRunner(model, MAX_LEN)
     for n in PREFILL_LENGTHS:
         prompt = long_prompt(model, n)

@@ -292,6 +292,9 @@ def report(name: str, files: dict[str, FileResult], outcomes: list[Outcome],
         if o.perforated.startswith("failed"):
             failures.add_row(name, f"{o.program.name} (perforated at {o.program.hot})",
                              o.perforated)
+        elif o.perforated == "same":
+            failures.add_row(name, f"{o.program.name} (perforated at {o.program.hot})",
+                             "built; prints what the exact build prints")
 
 
 def main() -> None:
@@ -307,7 +310,7 @@ def main() -> None:
                    "identical to cc", "exact/cc -O2 time", "perforated built",
                    "output changed"):
         summary.add_column(column, justify="right")
-    failures = Table(title="failures and fallbacks")
+    failures = Table(title="failures, fallbacks and perforations without effect")
     for column in ("code base", "file / program", "first problem"):
         failures.add_column(column, overflow="fold")
     with tempfile.TemporaryDirectory(prefix="real-c-") as tmp:

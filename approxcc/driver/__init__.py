@@ -1,0 +1,1 @@
+"""The clang-compatible driver: options → phases → jobs, diagnostics, toolchain."""

@@ -1,0 +1,1 @@
+"""C/C++ → MLIR over libclang: approx.knob around each annotated region."""
