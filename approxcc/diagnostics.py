@@ -2,9 +2,10 @@
 
 All diagnostics go through the engine of the compilation under way (`report()` and
 `warn()` find it; `with DiagnosticEngine(...)` starts one), which applies the warning
-options of the command line (`-w`, `-Werror`, `-Werror=FLAG`, `-Wno-error=FLAG`, `-Wno-FLAG`), counts the
-errors and warnings (the driver exits with status 1 when there is an error; after each
-translation unit it prints "N errors generated.") and renders them like clang 22:
+options of the command line (`-w`, `-Werror`, `-Werror=FLAG`, `-Wno-error=FLAG`,
+`-Wno-FLAG`), counts the errors and warnings (the driver exits with status 1 when there is
+an error; after each translation unit it prints "N errors generated.") and renders them
+like clang 22:
 
     a.c:3:9: error: duplicate knob name 'k'
         3 |   #pragma approx loop_perforate knob(k)

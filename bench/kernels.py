@@ -18,6 +18,7 @@ Written to the results folder: `results.md` (the table), `results.json`, and per
 beside the tuner's own outputs (`results.db`, configurations per budget).
 
     python bench/kernels.py [--minutes 4] [--kernels lavamd,kmeans] [--out DIR]
+                            [--confirm-repeats 5] [--confirm-candidates 3]
 """
 
 from __future__ import annotations
@@ -150,7 +151,9 @@ def bench_kernel(folder: Path, out: Path, args: argparse.Namespace) -> list[Row]
     app = load(folder)
     opts = TuneOptions(BUDGETS, out, time_limit=args.minutes * 60, parallel=args.parallel,
                        seed=args.seed, mode="both", repeats=args.repeats,
-                       screening=args.screening, metric=app.program.metric)
+                       screening=args.screening, metric=app.program.metric,
+                       confirm_repeats=args.confirm_repeats,
+                       confirm_candidates=args.confirm_candidates)
     run_id = tune(app, opts, Console(stderr=True))
     db = ResultsDB(opts.db_path)
     try:
@@ -265,6 +268,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeats", type=int, default=1, help="runs per input (median)")
     parser.add_argument("--parallel", type=int, default=1, help="evaluations at once")
+    parser.add_argument("--confirm-repeats", type=int, default=5,
+                        help="interleaved repeats per candidate pick (the tuner's default)")
+    parser.add_argument("--confirm-candidates", type=int, default=3,
+                        help="candidates per budget besides the fastest within it")
     # Off by default: the tuner's screening pass also prunes, from the leaves of decision
     # trees, every value that exceeds a budget when used everywhere, which leaves the
     # dynamic knobs of lavamd, kmeans and pagerank nothing but their exact value.

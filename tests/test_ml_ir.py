@@ -28,9 +28,9 @@ def test_emitted_ir_has_approx_knobs_and_round_trips() -> None:
     text = emit_approx_mlir(str(DECODER))
     # one knob per decorator, nested in decorator order, innermost the exact StableHLO
     assert re.search(r'approx\.knob "llm" id 0 \[func_substitute\] \(%\d+, .*params \{target '
-                     r'= "function", values = \[0 : i64, 1 : i64\], dynamic, thresholds = 1 : '
-                     r'i64, range = \[0 : i64, 100 : i64\]\} loc ".*tiny_decoder.py:\d+:2"',
-                     text)
+                     r'= "function", values = \[0 : i64, 1 : i64\], variants = \[@decode_step'
+                     r'\.llm\.forward\], dynamic, thresholds = 1 : i64, range = \[0 : i64, 100 '
+                     r': i64\]\} loc ".*tiny_decoder.py:\d+:2"', text)
     assert text.index('approx.knob "llm_precision"') < text.index('approx.knob "llm_quant"') \
         < text.index("func.call @decode_step.exact(")
     assert '%11: f32 {approx.state = "retrieval_score"}' in text       # the dynamic state
@@ -129,3 +129,23 @@ def test_the_tuner_reads_ml_knobs_from_the_ir() -> None:
     assert knobs["llm"].dynamic and knobs["llm"].thresholds == 1 and knobs["llm"].range == (0, 100)
     assert knobs["llm_precision"].values == (0, 1) and not knobs["llm_precision"].dynamic
     assert all(k.exact == 0 for k in knobs.values())
+
+
+def test_a_configuration_selects_the_variants(tmp_path: Path) -> None:
+    """The C configuration format and its pass (approx-apply-config) on ML knobs: a configured
+    knob contributes its configured value only."""
+    from approxcc.lowering.apply_config import ApplyConfigPass
+    from approxcc.ml.ir import ml_context
+    from approxcc.ml.passes import expand_all
+
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps({"approxcc": "1", "knobs": {
+        "quant": {"value": 2}, "sub": {"thresholds": [4], "decisions": [1, 0]}}}))
+    module = approx_module(load_program(ROOT / "tests" / "lit" / "ml" / "Inputs" / "mlp.py"))
+    ApplyConfigPass(str(config)).apply(ml_context(), module)
+    expand_all(module)
+    names = [f.sym_name.data for f in variants_of(module, "forward")]
+    assert len(names) == 2 * 2 * 2 * 2 * 2 and not any("int4" in n for n in names)
+    knobs = {k.knob_name.data: k for k in module.walk() if isinstance(k, KnobOp)}
+    assert knobs["quant"].param("value").value.data == 2
+    assert [d.value.data for d in knobs["sub"].param("decisions")] == [1, 0]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,13 @@ KERNEL = DRIVER_KERNEL + 'int main(void) { printf("%d\\n", series(100)); return 
 ICE = "approxcc: error: internal compiler error: "
 SAVED = re.compile(r"approxcc: note: diagnostic msg: preprocessed source and run script saved "
                    r"to (\S+)\n")
+
+
+@pytest.fixture(autouse=True)
+def reproducers_in_tmp_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reproducers ($TMPDIR) go where the test's files go, and are removed with them."""
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
 
 
 @pytest.fixture
@@ -41,6 +49,7 @@ def assert_ice(done: Result, message: str) -> Path:
     saved = SAVED.search(done.stderr)
     assert saved, done.stderr
     folder = Path(saved.group(1))
+    assert folder.parent == Path(tempfile.gettempdir())
     assert (folder / "reproduce.sh").is_file()
     return folder
 

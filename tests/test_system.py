@@ -118,3 +118,15 @@ def test_tuned_end_to_end(system, tmp_path: Path) -> None:
     assert picks, "no configuration written"
     knobs = json.loads(picks[0].read_text())["knobs"]
     assert set(knobs) <= {k.name for k in system.knob_space().knobs}
+
+
+def test_project_mistakes_are_located(tmp_path: Path) -> None:
+    from approxcc.system.project import load_project
+
+    (tmp_path / "system.toml").write_text('[system]\nname = "x"\nsources = ["nope.c"]\n'
+                                          'pipeline = "p.py:P"\n[questions]\ntune = "t"\n'
+                                          'eval = "e"\n')
+    with pytest.raises(CompileError) as err:
+        load_project(str(tmp_path))
+    assert err.value.diagnostic.render(show_source=False).startswith(
+        f"{tmp_path / 'system.toml'}:3:1: error: no such file: 'nope.c'")

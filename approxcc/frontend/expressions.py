@@ -170,8 +170,14 @@ class ExpressionEmitter:
             return self.unary(c)
         if k == CursorKind.CALL_EXPR:
             return self.call(c)
+        if k == CursorKind.StmtExpr:
+            return self.statement_expression(c)
         if k == CursorKind.CONDITIONAL_OPERATOR:
             cond, then, other = c.get_children()
+            if c_types.is_void(c.type):  # `assert(x)` expands to `x ? (void)0 : fail()`
+                self.if_else(self.truth(cond), lambda: self.rvalue(then),
+                             lambda: self.rvalue(other))
+                return None
             return self.select(self.truth(cond), lambda: self.rvalue(then),
                                lambda: self.rvalue(other), self.value_type(c.type))
         if k in (CursorKind.CXX_UNARY_EXPR,) or k.name == "UNARY_EXPR":
@@ -218,7 +224,7 @@ class ExpressionEmitter:
                 c.kind == CursorKind.UNEXPOSED_EXPR:
             return self.rvalue(inner)  # lvalue-to-rvalue: a load (or an SSA parameter)
         value = self.rvalue(src)
-        if c_types.is_pointer(dst_t):
+        if c_types.is_address(dst_t):  # an array type: a parameter's, adjusted to a pointer
             view_t = c_types.pointer_view_type(dst_t)
             if c_types.is_pointer(src_t):  # the same address, seen as another type
                 return value if value.type == view_t else \
@@ -260,7 +266,7 @@ class ExpressionEmitter:
         op = c.binary_operator
         lhs, rhs = c.get_children()
         if op == BinaryOperator.Assign:
-            lv = self.lvalue(lhs)
+            lv = self.assigned(lhs)
             value = self.rvalue(rhs)
             self.store(lv, value)
             return value
@@ -327,8 +333,8 @@ class ExpressionEmitter:
     def compound_assign(self, c: Cursor) -> SSAValue:
         lhs, rhs = c.get_children()
         op = _COMPOUND[c.binary_operator]
-        lv = self.lvalue(lhs)
-        if c_types.is_pointer(lhs.type):
+        lv = self.assigned(lhs)
+        if c_types.is_address(lhs.type):
             value = self.pointer_plus(self.load(lv), lhs.type, self.rvalue(rhs), rhs.type,
                                       op == BinaryOperator.Sub)
             self.store(lv, value)
@@ -350,6 +356,8 @@ class ExpressionEmitter:
             return self.load(self.lvalue(c))
         if op == "&" and c_types.canonical(operand.type).kind in _FUNCTIONS:
             return self.function_pointer(operand)
+        if op == "__extension__":
+            return self.rvalue(operand)
         if op == "&":
             return self.b.view(self.address(self.lvalue(operand)),
                                c_types.pointer_view_type(c.type))
@@ -372,9 +380,9 @@ class ExpressionEmitter:
 
     def increment(self, operand: Cursor, up: bool, prefix: bool) -> SSAValue:
         """`++x`, `x++`, `--x`, `x--` on arithmetic types and pointers."""
-        lv = self.lvalue(operand)
+        lv = self.assigned(operand)
         old = self.load(lv)
-        if c_types.is_pointer(operand.type):
+        if c_types.is_address(operand.type):
             new = self.pointer_plus(old, operand.type, self.b.index(1), operand.type, not up)
         else:
             t = arith_of(operand.type)

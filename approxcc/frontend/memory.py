@@ -27,7 +27,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from approxcc.frontend import c_types, initializers
 from approxcc.frontend.c_types import LLVM_PTR, Arith, UnsupportedType
-from approxcc.frontend.cursors import string_bytes, unsupported
+from approxcc.frontend.cursors import string_bytes, unparen, unsupported
 
 # Declarations in a function that generate no code: types, and functions declared there.
 _NO_CODE = (CursorKind.STRUCT_DECL, CursorKind.UNION_DECL, CursorKind.ENUM_DECL,
@@ -52,6 +52,7 @@ class LValue:
     indices: tuple[SSAValue, ...]
     ctype: object  # clang Type of the object
     bits: BitField | None = None  # a bit-field: `ref` is the address of its first byte
+    decayed: bool = False  # a parameter declared as an array: `ref` holds the pointer it is
 
 
 @dataclass(frozen=True)
@@ -240,7 +241,18 @@ class MemoryEmitter:
         return length
 
     # loads and stores ----------------------------------------------------------------------
+    def assigned(self, c: Cursor) -> LValue:
+        """The object an assignment to `c` writes (`argv++` writes the pointer `argv` is)."""
+        var = unparen(c).referenced if unparen(c).kind == CursorKind.DECL_REF_EXPR else None
+        if var is not None and var.kind == CursorKind.PARM_DECL and \
+                c_types.is_array(var.type) and var in self.mem:
+            return LValue(self.mem[var], (), var.type, decayed=True)
+        return self.lvalue(c)
+
     def load(self, lv: LValue) -> SSAValue:
+        if lv.decayed:
+            return self.b.view(self.b.insert(llvm.LoadOp(lv.ref, LLVM_PTR)),
+                               c_types.pointer_view_type(lv.ctype))
         if lv.bits is not None:
             return self.load_bits(lv)
         if lv.ref.type == LLVM_PTR:
@@ -255,7 +267,7 @@ class MemoryEmitter:
         if lv.bits is not None:
             self.store_bits(lv, value)
             return
-        if c_types.is_pointer(lv.ctype):
+        if c_types.is_pointer(lv.ctype) or lv.decayed:
             value = self.b.pointer(value)
         if lv.ref.type == LLVM_PTR:
             self.b.insert(llvm.StoreOp(value, lv.ref))

@@ -101,6 +101,20 @@ class StatementEmitter:
         else:
             raise unsupported(_STATEMENT_NAMES.get(k, f"the statement '{k.name.lower()}'"), c)
 
+    def statement_expression(self, c: Cursor) -> SSAValue | None:
+        """`({ s; …; e; })` (GNU, as in glibc's `assert`): the statements, then the value
+        of the last one if it is an expression."""
+        body = next(c.get_children())
+        kids = self.block_statements(body)
+        if escapes(body) or not kids:
+            raise unsupported("this statement expression", c)
+        self.sequence(kids[:-1])
+        last = kids[-1]
+        if last.kind.is_expression() or last.kind == CursorKind.UNEXPOSED_EXPR:
+            return self.rvalue(last)
+        self.statement(last)
+        return None
+
     def block_statements(self, c: Cursor) -> list[Cursor]:
         """The statements of a `{}` block the user wrote (not the clause sites)."""
         return [s for s in c.get_children() if not self.unit.sites.is_site(s)]
@@ -191,16 +205,19 @@ class StatementEmitter:
 
     def if_statement(self, c: Cursor) -> None:
         kids = list(c.get_children())
-        cond = self.condition(kids[0])
-        then_block, else_block = Block(), Block()
-        with self.b.at(then_block):
-            self.statement(kids[1])
-            self.b.insert(scf.YieldOp())
-        with self.b.at(else_block):
-            if len(kids) > 2:
-                self.statement(kids[2])
-            self.b.insert(scf.YieldOp())
-        self.b.insert(scf.IfOp(cond, [], Region(then_block), Region(else_block)))
+        self.if_else(self.condition(kids[0]), lambda: self.statement(kids[1]),
+                     lambda: self.statement(kids[2]) if len(kids) > 2 else None)
+
+    def if_else(self, cond: SSAValue, then: Callable[[], object],
+                other: Callable[[], object]) -> None:
+        """Code emitted by `then` if `cond` (an i1) holds, by `other` if not."""
+        blocks = []
+        for branch in (then, other):
+            with self.b.at(Block()) as block:
+                branch()
+                self.b.insert(scf.YieldOp())
+            blocks.append(block)
+        self.b.insert(scf.IfOp(cond, [], Region(blocks[0]), Region(blocks[1])))
 
     def while_loop(self, cond: Callable[[], SSAValue], body: Cursor,
                    after_body: Callable[[], None] | None = None) -> None:

@@ -182,7 +182,12 @@ def approx_module(program: MLProgram) -> ModuleOp:
     knob_id = 0
     for fn in program.functions.values():
         exact = add_variant(module, fn, exact_choice(fn))
-        knob_id = _add_entry(module, fn, exact, knob_id)
+        # a func_substitute knob's `variants` are its substitutes, as in C
+        substitutes = {k.name: [SymbolRefAttr(add_variant(
+            module, fn, {**exact_choice(fn), k.name: i}).sym_name)
+            for i in range(1, len(k.variants) + 1)]
+            for k in fn.afn.knobs if k.transform == "func_substitute"}
+        knob_id = _add_entry(module, fn, exact, knob_id, substitutes)
     try:
         verify(module)
     except CompileError as err:  # built here from what jax exported: our bug
@@ -190,7 +195,8 @@ def approx_module(program: MLProgram) -> ModuleOp:
     return module
 
 
-def _add_entry(module: ModuleOp, fn: DecoratedFunction, exact: func.FuncOp, knob_id: int) -> int:
+def _add_entry(module: ModuleOp, fn: DecoratedFunction, exact: func.FuncOp, knob_id: int,
+               substitutes: Mapping[str, list[SymbolRefAttr]]) -> int:
     """The public function of `fn`: its knobs, innermost a call of the exact variant."""
     exported = export_variant(fn, exact_choice(fn))
     n_w = len(exported.stored)
@@ -206,8 +212,8 @@ def _add_entry(module: ModuleOp, fn: DecoratedFunction, exact: func.FuncOp, knob
     ids = {k.name: knob_id + i for i, k in enumerate(knobs)}
     for k in reversed(knobs):
         leading = [state_of[k.name]] if k.name in state_of else []
-        op = make_knob(k.name, ids[k.name], k.transform, knob_params(k), body, str(k.loc),
-                       leading)
+        op = make_knob(k.name, ids[k.name], k.transform,
+                       knob_params(k, substitutes.get(k.name, [])), body, str(k.loc), leading)
         body = Block()
         body.add_ops([op, YieldOp(*op.results)])
     outer = list(body.ops)[0]
@@ -237,11 +243,13 @@ def tensor_type(a: Any) -> TensorType:
     return TensorType(_ELEMENT[str(a.dtype)], list(np.shape(a)))
 
 
-def knob_params(k: Knob) -> DictionaryAttr:
+def knob_params(k: Knob, substitutes: list[SymbolRefAttr]) -> DictionaryAttr:
     params: dict[str, Attribute] = {
         "target": StringAttr("function"),
         "values": ArrayAttr([IntegerAttr(v, i64) for v in k.domain]),
     }
+    if substitutes:
+        params["variants"] = ArrayAttr(substitutes)
     if k.state is not None:
         params["dynamic"] = UnitAttr()
         params["thresholds"] = IntegerAttr(k.thresholds, i64)

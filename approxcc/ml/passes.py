@@ -7,7 +7,8 @@ function per value of its domain (only the configured one after `approx-apply-co
 product of the knobs' domains, the variants `approxcc build` compiles. Each variant is the
 StableHLO of `ml/transforms.make_variant` for its choice; transforms compose in the fixed
 order documented there, whatever the order of the passes. Every knob lists the variants that
-approximate it (its value is not the exact one) in `params.variants`.
+approximate it (its value is not the exact one) in `params.variants`, but a func_substitute
+knob, whose `variants` are its substitutes (as in C, the symbols its values 1..n name).
 
 Variants take their own weights (cast, quantised, fewer layers, another model's), so one
 module cannot call them all from one signature: the variant functions are a variant table,
@@ -105,6 +106,8 @@ class MLTransformPass(ModulePass):
 
 
 def _list_variants(module: ModuleOp, fn: DecoratedFunction, knob: KnobOp) -> None:
+    if "func_substitute" in (t.data for t in knob.transform_types):
+        return  # its variants are its substitutes (ml/ir.py), as in C
     name = knob.knob_name.data
     exact = exact_choice(fn)[name]
     approximate = [SymbolRefAttr(f.sym_name) for f in variants_of(module, fn.name)

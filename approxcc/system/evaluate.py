@@ -48,6 +48,9 @@ def _check(system: CompoundSystem, knobs: KnobConfig, path: Path) -> None:
         if not isinstance(values, list) or any(v not in knob.values for v in values):
             raise CompileError(f"knob '{name}': expected {{\"value\": v}} or thresholds and "
                                f"decisions with values in {list(knob.values)}", where)
+        thresholds = entry.get("thresholds", [])
+        if thresholds != sorted(set(thresholds)):
+            raise CompileError(f"knob '{name}': thresholds must be strictly increasing", where)
         if "decisions" in entry and (not knob.dynamic or
                                      len(entry.get("thresholds", [])) != knob.thresholds
                                      or len(values) != knob.thresholds + 1):
@@ -93,6 +96,8 @@ def evaluate_system(where: str, config: Path, questions: Path,
     from approxcc.system.application import load_system
 
     system = load_system(where)
+    load_questions(questions, limit)             # the user's mistakes first, before building
+    _check(system, load_config(config), config)
     with tempfile.TemporaryDirectory(prefix="approx-eval-") as work:
         system.build(Path(work))
         try:

@@ -27,6 +27,7 @@ import os
 import tarfile
 import time
 from collections.abc import Iterable
+from concurrent.futures import CancelledError
 from pathlib import Path
 from typing import Any
 
@@ -187,16 +188,19 @@ class Dask(Engine):
 
     def outcome(self, handle: Any) -> Outcome:
         task = self.tasks.pop(handle)
-        if handle.status == "finished":
-            out: Outcome = handle.result()
-        elif handle.status == "error":
-            err = handle.exception()
+        try:
+            status = handle.status
+            out: Outcome | None = handle.result() if status == "finished" else None
+            err = handle.exception() if status == "error" else None
+        except (OSError, CancelledError):   # the result was on its way when the scheduler went
+            raise self._lost() from None
+        if out is None and err is None:   # cancelled: we never cancel, the scheduler went
+            raise self._lost()
+        if out is None:
             if not isinstance(err, KilledWorker):
                 raise CompileError(f"a Dask worker cannot run evaluations: "
                                    f"{type(err).__name__}: {err}")
             out = Outcome(failed(task, "worker lost: every worker that ran it died"))
-        else:   # cancelled: we never cancel, the scheduler went away
-            raise self._lost()
         if out.error:
             raise CompileError(out.error)
         return out

@@ -2,7 +2,8 @@
 
 `parallel=1` without a cluster measures in this process, one run at a time: no cluster to
 start, no per-evaluation overhead, and the same seed gives the same search. Otherwise the
-evaluations run on Dask workers (`approxcc.tune.cluster`). Either way the tuner process alone
+evaluations run on Dask workers (`approxcc.tune.cluster`, imported only then: it loads
+`distributed`). Either way the tuner process alone
 writes the results DB: an engine only measures and hands the result back.
 """
 
@@ -119,11 +120,3 @@ class InProcess(Engine):
     def close(self) -> None:
         """Nothing to release: the runs were this process's children."""
 
-
-def engine(app: Application, workdir: Path, parallel: int, cluster: str | None) -> Engine:
-    """The in-process engine for one evaluation at a time, else Dask."""
-    if cluster or parallel > 1:
-        from approxcc.tune.cluster import Dask
-
-        return Dask(app, address=cluster, workers=parallel)
-    return InProcess(app, workdir)

@@ -24,7 +24,7 @@ from rich.table import Table
 from approxcc.diagnostics import CompileError
 from approxcc.tune.application import Application
 from approxcc.tune.db import Evaluation, ResultsDB
-from approxcc.tune.engine import Engine, Outcome, Task, engine
+from approxcc.tune.engine import Engine, InProcess, Outcome, Task
 from approxcc.tune.measure import MIN_TIMEOUT, Baseline, Measurement, Pair
 from approxcc.tune.pareto import front
 from approxcc.tune.picks import CANDIDATES, REPEATS, candidates, choose
@@ -106,7 +106,7 @@ class Tuner:
             raise CompileError(f"{self.app.describe()}: no approx knobs to tune (annotate a "
                                f"loop, statement or function with #pragma approx)")
         self.start_run(space)
-        self.engine = engine(self.app, self.work, self.opts.parallel, self.opts.cluster)
+        self.engine = self.start_engine()
         try:
             self.tune_all(space)
         except BaseException:
@@ -115,6 +115,14 @@ class Tuner:
         finally:
             self.engine.close()
         return self.run_id
+
+    def start_engine(self) -> Engine:
+        """In this process for one evaluation at a time, else Dask."""
+        if self.opts.cluster or self.opts.parallel > 1:
+            from approxcc.tune.cluster import Dask
+
+            return Dask(self.app, address=self.opts.cluster, workers=self.opts.parallel)
+        return InProcess(self.app, self.work)
 
     def tune_all(self, space: KnobSpace) -> None:
         self.progress.phase = "exact run"
