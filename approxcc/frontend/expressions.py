@@ -74,6 +74,11 @@ class ExpressionEmitter:
             return self.advance(self.pointed_to(base, c.type), index)
         if k == CursorKind.UNARY_OPERATOR and unary_spelling(c)[0] == "*":
             return self.pointed_to(next(c.get_children()), c.type)
+        kids = list(c.get_children())
+        if k == CursorKind.UNARY_OPERATOR and unary_spelling(c)[0] == "__extension__" or \
+                k == CursorKind.UNEXPOSED_EXPR and len(kids) == 1 and \
+                kids[0].kind == CursorKind.STRING_LITERAL:  # `__func__`
+            return self.lvalue(kids[0])
         if k == CursorKind.MEMBER_REF_EXPR:
             base = next(c.get_children())
             obj = self.pointed_to(base, c_types.pointee_type(base.type)) \
