@@ -56,7 +56,8 @@ VALUES = ("", "1", "0", "-1", "1:8", "8:1", "1:1", "1:4096", "1:4097", "0:999999
           "1, 2, 4", "1,", ",", "1.5", "1e9", "0x10", "-0", "99999999999999999999999", "x",
           "k", "k2", "exact", "report(&s)", "i", "n", "i < n", "f(x)", "(1)", "((", "))",
           '"s"', "'c'", "sizeof(int)", "@", "\u00e9", "a" * 300, "1:", ":", "2:2:2",
-          "main", "printf", "s", "exact()", "&&", "0:100", "3", "-5:5")
+          "main", "printf", "s", "exact()", "&&", "0:100", "3", "-5:5", "99999999999",
+          "2147483648", "0:9223372036854775807")
 GARBAGE = ("(", ")", ",", ";", "\\", "{", "}", "#", "@approx", "knob", "=", "::", '"', "'",
            "/*", "*/", "\t", "\u00e9", "0", "#pragma", "approx", "\\\n")
 _TOKEN = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|/\*.*?\*/|\w+|\S',
@@ -88,6 +89,10 @@ def _annotation(rng: random.Random) -> str:
     for _ in range(rng.randrange(5)):
         clause = rng.choice(CLAUSES)
         parts.append(f"{clause}({rng.choice(VALUES)})" if rng.random() < 0.9 else clause)
+        if clause in ("thresholds", "range") and rng.random() < 0.7:
+            parts.append(f"state({rng.choice(('n', 'i', '1.5', 's'))})")  # what they need
+        elif clause == "recover" and rng.random() < 0.7:
+            parts.append("check(s > 0)")
     if rng.random() < 0.3:
         parts.insert(rng.randrange(1, len(parts) + 1), rng.choice(GARBAGE))
     if rng.random() < 0.1:

@@ -29,6 +29,7 @@ THROUGH_MLIR = {
     "fe_variadic": ["sum_ints", "mean", "count_chars", "log_line", "main"],
     "fe_enum_typedef": ["weight_of", "next", "name", "main"],
     "fe_qualifiers": ["clamp", "saxpy", "unused_helper", "square", "main"],
+    "fe_gnu_extensions": ["clipped", "note", "main"],
 }
 
 

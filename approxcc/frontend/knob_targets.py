@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from clang.cindex import Cursor, CursorKind
 
 from approxcc.annotations import Annotation
-from approxcc.diagnostics import CompileError, note
+from approxcc.diagnostics import CompileError, Diagnostic, note
 from approxcc.frontend import c_types
-from approxcc.frontend.counted_loops import analyse
+from approxcc.frontend.counted_loops import NotCounted, analyse
 from approxcc.frontend.cursors import location
 
 
@@ -21,9 +21,11 @@ class Target:
     callee: Cursor | None = None  # the called function ("call") or the definition ("function")
 
 
-def _wrong(a: Annotation, what: str, c: Cursor) -> CompileError:
+def _wrong(a: Annotation, what: str, c: Cursor,
+           why: tuple[Diagnostic, ...] = ()) -> CompileError:
     what_is_here = "loop is here" if c.kind == CursorKind.FOR_STMT else "annotated code is here"
-    return CompileError(f"'{a.directive}' {what}", a.loc, [note(what_is_here, location(c))])
+    return CompileError(f"'{a.directive}' {what}", a.loc,
+                        [note(what_is_here, location(c)), *why])
 
 
 def _calls(c: Cursor) -> list[Cursor]:
@@ -55,7 +57,8 @@ def _fits(a: Annotation, kind: str, c: Cursor) -> Target | CompileError:
             return _wrong(a, "must precede a counted 'for' loop", c)
         why = analyse(c)
         if isinstance(why, str):
-            return _wrong(a, f"cannot count this loop: {why}", c)
+            return _wrong(a, f"cannot count this loop: {why}", c,
+                          why.notes if isinstance(why, NotCounted) else ())
         return Target("loop")
     if kind == "statement":
         if c.kind not in (CursorKind.COMPOUND_STMT, CursorKind.IF_STMT) and \

@@ -9,9 +9,10 @@ must hold on inputs the tuner never saw. So, per budget:
    exact program and the candidate alternately on each input (`Measurer.pair`); the speedup of
    a repeat is its exact time over its candidate time. Median and IQR summarise them.
 3. *The pick*: the candidate with the largest median speedup whose loss *bound* is within the
-   budget. The bound is the upper quartile of the repeats' losses plus the standard error of
-   the mean per-input loss (its spread over the tuning inputs / √n): a new input set of the
-   same kind lands that far from the tuning loss by chance alone.
+   budget. The bound is the upper quartile of the repeats' losses plus a margin: the one-sided
+   95% Student-t confidence half-width of the mean per-input loss (t · sd / √n over the n
+   tuning inputs), how far a new input set of the same kind may land above the tuning loss
+   by chance. With few tuning inputs the margin is wide, as it must be (t = 6.3 for two).
 
 Every pick is then confirmed the same way on the eval inputs; the report flags a pick whose
 median eval loss exceeds its budget.
@@ -30,6 +31,7 @@ from approxcc.tune.space import KnobConfig
 
 CANDIDATES = 3      # per budget, besides the fastest point within it
 REPEATS = 5         # interleaved repeats per candidate
+CONFIDENCE = 0.95   # of the upper bound on a new input set's mean loss
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,7 @@ class Confirmed:
     hash: str
     speedup: Spread
     loss: Spread
-    margin: float        # standard error of the mean per-input loss
+    margin: float        # confidence half-width of the mean per-input loss
     repeats: int
 
     @property
@@ -80,9 +82,13 @@ class Pick:
 
 
 def margin(input_losses: Sequence[float]) -> float:
-    if len(input_losses) < 2:
+    """t · sd / √n of the per-input losses (0 when there is one input: no spread to see)."""
+    from scipy.stats import t
+
+    n = len(input_losses)
+    if n < 2:
         return 0.0
-    return statistics.stdev(input_losses) / math.sqrt(len(input_losses))
+    return float(t.ppf(CONFIDENCE, n - 1)) * statistics.stdev(input_losses) / math.sqrt(n)
 
 
 def candidates(points: list[Evaluation], budgets: list[float],

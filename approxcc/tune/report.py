@@ -116,8 +116,13 @@ def table(run: Run, chosen: list[Row]) -> Table:
                 "loss eval", "repeats"):
         t.add_column(col, justify="right")
     t.add_column("knobs", min_width=24, overflow="fold")
-    picked = {r.budget for r in chosen}
-    for r in chosen:
+    by_budget = {r.budget: r for r in chosen}
+    for b in run.budgets:
+        r = by_budget.get(b)
+        if r is None:
+            t.add_row(f"{b:.1%}", "-", "-", "-", "-", "-", "-",
+                      "no configuration holds this budget with its margin")
+            continue
         gap = f"{r.speedup_eval.median / r.speedup_tune.median - 1:+.1%}" \
             if r.speedup_eval else "-"
         bound = f" ({r.pick.tune.bound:.2%})" if r.pick.tune else " (single run)"
@@ -126,10 +131,6 @@ def table(run: Run, chosen: list[Row]) -> Table:
                   f" / {r.pick.eval.repeats if r.pick.eval else int(r.loss_eval is not None)}"
         t.add_row(f"{r.budget:.1%}", _x(r.speedup_tune), _x(r.speedup_eval), gap,
                   _pct(r.loss_tune) + bound, loss_eval, repeats, _knobs_text(r.pick.config))
-    for b in run.budgets:
-        if b not in picked:
-            t.add_row(f"{b:.1%}", "-", "-", "-", "-", "-", "-",
-                      "no configuration holds this budget with its margin")
     return t
 
 
