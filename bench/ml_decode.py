@@ -275,6 +275,8 @@ def bench_model(name: str, variants: list[str], args: argparse.Namespace, bandwi
     first = prompt_ids(model, PROMPTS[name][0])
     for row, ms in zip(rows, time_decode(runners, first, args.tokens), strict=True):
         row.decode_ms = ms
+        console.print(f"  {row.variant}: decode {ms:.1f} ms/token, floor {row.floor_ms:.1f} ms "
+                      f"({row.floor_share():.0%}), agreement {row.agreement:.2f}")
     # prefill of 128 and 512 tokens: the exact model and W8A8, beside jax.jit
     jax_runner = JaxRunner(model, MAX_LEN)
     for n in PREFILL_LENGTHS:
@@ -351,21 +353,27 @@ def main() -> None:
     rows: list[Row] = []
     for name in args.models:
         rows += bench_model(name, args.variants, args, bandwidth, peak, console)
+        if args.json:  # after every model: a later one may not finish
+            write_json(args.json, rows, {"bandwidth_gb_s": bandwidth, "matmul_gflop_s": peak})
     bandwidth_end, peak_end = measure_bandwidth(), measure_matmul_peak()
     console.print(f"numpy at the end: {bandwidth_end:.1f} GB/s, {peak_end:.0f} GFLOP/s")
     report(rows, bandwidth, peak, console)
     if args.json:
-        out: dict[str, Any] = {"bandwidth_gb_s": bandwidth, "matmul_gflop_s": peak,
-                               "bandwidth_gb_s_end": bandwidth_end,
-                               "matmul_gflop_s_end": peak_end, "models": {}}
-        for r in rows:
-            entry = asdict(r)
-            entry["prefill_tok_s"] = r.prefill_tok_s.get(512, r.prefill_tok_s.get(128))
-            entry["jax_prefill_tok_s"] = r.jax_prefill_tok_s.get(512)
-            entry["prefill_tok_s_by_len"] = r.prefill_tok_s
-            entry["jax_prefill_tok_s_by_len"] = r.jax_prefill_tok_s
-            out["models"].setdefault(r.model, {})[r.variant] = entry
-        args.json.write_text(json.dumps(out, indent=1, default=float))
+        write_json(args.json, rows, {"bandwidth_gb_s": bandwidth, "matmul_gflop_s": peak,
+                                     "bandwidth_gb_s_end": bandwidth_end,
+                                     "matmul_gflop_s_end": peak_end})
+
+
+def write_json(path: Path, rows: list[Row], machine: dict[str, float]) -> None:
+    out: dict[str, Any] = {**machine, "models": {}}
+    for r in rows:
+        entry = asdict(r)
+        entry["prefill_tok_s"] = r.prefill_tok_s.get(512, r.prefill_tok_s.get(128))
+        entry["jax_prefill_tok_s"] = r.jax_prefill_tok_s.get(512)
+        entry["prefill_tok_s_by_len"] = r.prefill_tok_s
+        entry["jax_prefill_tok_s_by_len"] = r.jax_prefill_tok_s
+        out["models"].setdefault(r.model, {})[r.variant] = entry
+    path.write_text(json.dumps(out, indent=1, default=float))
 
 
 if __name__ == "__main__":

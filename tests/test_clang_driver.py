@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -95,7 +96,10 @@ def test_make_builds_the_project_and_rebuilds_only_what_a_header_touches(tmp_pat
 
 # -- the flags ------------------------------------------------------------------------------
 
-def test_print_jobs(kernel: Path):
+def test_print_jobs(kernel: Path, monkeypatch: pytest.MonkeyPatch):
+    # the intermediates the printed commands name go to $TMPDIR: here, the test's folder
+    (kernel / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(kernel / "tmp"))
     done = approxcc("-c", "k.c", "-O3", "-MMD", "-o", "k.o", "-###", cwd=kernel)
     assert done.returncode == 0, done.stderr
     banner, *jobs = done.stderr.split("\n ")
@@ -105,7 +109,8 @@ def test_print_jobs(kernel: Path):
         "cc", "approxcc -cc1 depfile", "cc"]
     assert "-O3" in jobs[4] and "-MMD" in jobs[6]
     assert jobs[-1].split()[1:3] == ["-r", "-nostdlib"] and "k.knobs.s" in jobs[-1]
-    assert sorted(p.name for p in kernel.iterdir()) == ["defs.h", "k.c"]
+    assert sorted(p.name for p in kernel.iterdir()) == ["defs.h", "k.c", "tmp"]
+    assert not any((kernel / "tmp").iterdir())
     # pasted into a shell, the jobs make the object and its make rule
     subprocess.run(["bash", "-e", "-c", "\n".join(jobs)], cwd=kernel, check=True,
                    capture_output=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shlex
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -120,8 +121,12 @@ def job_names(stderr: str) -> list[str]:
     return names
 
 
-def test_print_jobs_runs_nothing_and_pasted_rebuilds_the_program(counting: Path) -> None:
+def test_print_jobs_runs_nothing_and_pasted_rebuilds_the_program(
+        counting: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     tmp = counting.parent
+    # the intermediates the printed commands name go to $TMPDIR: here, the test's folder
+    (tmp / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp / "tmp"))
     approxcc("build", str(counting), "-Iinc", "-O3", "--config", config(tmp, terms=4),
              "-o", "built", cwd=tmp)
     jobs = approxcc("build", str(counting), "-Iinc", "-O3", "--config", "config.json",

@@ -6,6 +6,7 @@ driver/jobs.py), which the reproducer's script carries, or are patched in this p
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -55,8 +56,9 @@ def assert_ice(done: Result, message: str) -> Path:
 
 
 def reproduce(folder: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "TMPDIR": str(folder.parent)}  # its own reproducer goes there too
     return subprocess.run(["sh", str(folder / "reproduce.sh")], capture_output=True,
-                          text=True, timeout=300)
+                          text=True, timeout=300, env=env)
 
 
 BUILD = ["k.c", "-Iinc", "-DSCALE_BY=7", "-o", "prog"]

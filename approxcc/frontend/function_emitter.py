@@ -95,6 +95,12 @@ class FunctionEmitter(KnobEmitter, StatementEmitter, SwitchEmitter, JumpEmitter,
         self.flags: dict[str, SSAValue] = {}  # jump kind → flag slot of its innermost target
         self.return_slot: SSAValue | None = None  # what an early `return` returns
 
+    def abi(self, p: Cursor):
+        try:
+            return c_types.abi_type(p.type)
+        except UnsupportedType as e:
+            raise unsupported(f"type '{e}'", p) from None
+
     def emit(self, annotations: list[Annotation]) -> None:
         written = written_vars(self.body)
         for p, lowered in zip(self.params, self.lowering.args, strict=True):
@@ -107,6 +113,9 @@ class FunctionEmitter(KnobEmitter, StatementEmitter, SwitchEmitter, JumpEmitter,
                 continue
             value = self.b.view(args[0], c_types.pointer_view_type(p.type)) \
                 if c_types.is_pointer(p.type) else args[0]
+            if not c_types.is_address(p.type) and value.type != self.abi(p):  # K&R: promoted
+                value = self.b.convert(value, c_types.arith_of(lowered.ctype),
+                                       c_types.arith_of(p.type))
             if p in written and not c_types.is_reference(p.type):
                 self.store(LValue(self.alloca(p), (), p.type), value)
             else:

@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import (
     i8,
 )
 from xdsl.ir import Operation
+from xdsl.utils.exceptions import VerifyException
 
 from approxcc.annotations import Annotation
 from approxcc.diagnostics import CompileError, SourceLocation, note
@@ -119,7 +120,25 @@ class ModuleEmitter:
                 if id(a) not in self.used:
                     raise CompileError("approx annotation has no target statement", a.loc)
         self.declare_callees()
+        self.verify_functions()
         return self.module
+
+    def verify_functions(self) -> None:
+        """IR the frontend got wrong shows here rather than in mlir-opt: an unannotated
+        function of the main file whose IR does not verify goes to the system compiler."""
+        for name, c in list(self.emitted.items()):
+            op = self.emitted_op(name)
+            try:
+                op.verify()
+            except VerifyException:
+                if self.annotated(c) or not self.main(c):
+                    raise
+                op.detach()
+                op.erase()
+                del self.emitted[name]
+                self.fallbacks.append(c)
+                if name in self.callees:  # the module still calls it
+                    self.module.body.block.add_op(self.callees[name][1])
 
     def annotated(self, c: Cursor) -> bool:
         """Whether an annotation targets the definition or code inside it."""
