@@ -205,11 +205,22 @@ def cc1_depfile(source: str, target: str, includes: str, rule: str, remainder: s
 @click.argument("model")
 @click.option("-o", "out", required=True, help="The folder of variants.")
 @click.option("--target", "targets", default="cpu", show_default=True, help="IREE targets.")
-def cc1_ml_build(model: str, out: str, targets: str) -> int:
+@click.option("--keep-going", is_flag=True, help="Build the other variants past a failure.")
+def cc1_ml_build(model: str, out: str, targets: str, keep_going: bool) -> int:
     """Every variant of a .py model compiled with IREE."""
     from approxcc.driver import cc1
 
-    return _diagnosed(lambda: cc1.model_build(model, out, targets))
+    return _diagnosed(lambda: cc1.model_build(model, out, targets, keep_going))
+
+
+@cc1_group.command("ml-emit")
+@click.argument("model")
+@click.option("-o", "out", default="-", show_default=True, help="The approx IR file.")
+def cc1_ml_emit(model: str, out: str) -> int:
+    """The approx IR of a .py model (StableHLO inside approx knobs)."""
+    from approxcc.driver import cc1
+
+    return _diagnosed(lambda: cc1.model_emit(model, out))
 
 
 def _budgets(text: str) -> list[float]:

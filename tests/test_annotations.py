@@ -244,7 +244,11 @@ ERRORS = [
     ("func_substitute variants(a, 1b)", "invalid variant name '1b' (expected a C identifier)",
      "1:29"),
     ("func_substitute variants(a, )", "expected identifier in 'variants' clause", "1:29"),
-    ("memoize state(s()) thresholds(0)", "'thresholds' must be at least 1, got 0", "1:31"),
+    ("memoize state(s()) thresholds(0)", "'thresholds' must be between 1 and 4096, got 0", "1:31"),
+    ("memoize state(s()) thresholds(99999999999)",
+     "'thresholds' must be between 1 and 4096, got 99999999999", "1:31"),
+    ("loop_perforate values(99999999999999999999999)",
+     "'values' value 99999999999999999999999 does not fit in a 64-bit integer", "1:23"),
     ("memoize state(s()) thresholds(two)",
      "expected integer in 'thresholds' clause, found 'two'", "1:31"),
     ("memoize state(s()) range(9:3)", "reversed range 9:3 in 'range' clause (lower bound "

@@ -228,7 +228,10 @@ class _Parser:
         if not _INT.fullmatch(text):
             found = f", found '{text}'" if text else ""
             raise self.error(f"expected integer in '{clause}' clause{found}", offset)
-        return int(text)
+        value = int(text)
+        if not -2**63 <= value < 2**63:  # knob values and thresholds are i64 in the IR
+            raise self.error(f"'{clause}' value {text} does not fit in a 64-bit integer", offset)
+        return value
 
     def bounds(self, clause: _Clause) -> tuple[tuple[int, int], tuple[int, int]] | None:
         """`lo:hi` as ((lo, offset), (hi, offset)), or None when the clause is not of that form."""
@@ -282,8 +285,9 @@ class _Parser:
         if c := clauses.get("thresholds"):
             start, end = self.args(c)
             n = self.integer(self.text[start:end], start, "thresholds")
-            if n < 1:
-                raise self.error(f"'thresholds' must be at least 1, got {n}", start)
+            if not 1 <= n <= _MAX_VALUES:
+                raise self.error(f"'thresholds' must be between 1 and {_MAX_VALUES}, got {n}",
+                                 start)
             fields["thresholds"] = n
         if c := clauses.get("range"):
             span = self.bounds(c)

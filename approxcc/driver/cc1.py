@@ -7,6 +7,7 @@ lines that call them (approxcc.cli parses those); the approx passes are `approxc
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from xdsl.dialects.builtin import ModuleOp
@@ -48,9 +49,20 @@ def dependency_file(src: str, deps: DependencyOptions, path: str, target: str,
                   includes.read_text().splitlines() + from_cc + ([config] if config else []))
 
 
-def model_build(model: str, out: str, targets: str) -> None:
+def model_build(model: str, out: str, targets: str, keep_going: bool = False) -> None:
     """A .py model: every variant compiled with IREE (approxcc.ml, loaded only here: C
     builds never import JAX)."""
     from approxcc.ml.build import build_model
 
-    build_model(model, out, targets.split(","))
+    build_model(model, out, targets.split(","), keep_going=keep_going)
+
+
+def model_emit(model: str, out: str) -> None:
+    """`-S -emit-mlir model.py`: the model's approx IR (StableHLO inside approx knobs)."""
+    from approxcc.ml.ir import emit_approx_mlir
+
+    text = emit_approx_mlir(model)
+    if out == "-":
+        sys.stdout.write(text)
+    else:
+        Path(out).write_text(text)

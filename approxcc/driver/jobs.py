@@ -361,9 +361,15 @@ class Compilation:
                    "link", prepare=check)
 
     def model_job(self, model: str) -> Job:
-        """A .py model: every variant compiled with IREE: `approxcc -cc1 ml-build`."""
+        """A .py model: every variant compiled with IREE: `approxcc -cc1 ml-build`; with
+        `-S -emit-mlir`, its approx IR."""
+        if self.opts.emit == "approx":   # -emit-mlir: the approx IR
+            ir_out = self.opts.output or f"{Path(model).stem}.mlir"
+            return Job([*approxcc_command(), "-cc1", "ml-emit", model, "-o", ir_out],
+                       "ml-emit", lambda: cc1.model_emit(model, ir_out))
         out = self.opts.output or Path(model).stem
         targets = self.opts.ml_targets or "cpu"
+        keep_going = self.opts.keep_going
         return Job([*approxcc_command(), "-cc1", "ml-build", model, "-o", out,
-                    f"--target={targets}"], "ml-build",
-                   lambda: cc1.model_build(model, out, targets))
+                    f"--target={targets}", *(["--keep-going"] if keep_going else [])],
+                   "ml-build", lambda: cc1.model_build(model, out, targets, keep_going))

@@ -24,6 +24,8 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 from approxcc.diagnostics import CompileError, SourceLocation, report
 from approxcc.dialect import Approx, verify_knobs
 from approxcc.lowering.registry import parse_pipeline
+from approxcc.ml import ir as ml_ir
+from approxcc.ml.passes import ML_PASSES
 
 SPLIT_MARKER = "// -----"
 
@@ -71,13 +73,19 @@ def print_module(module: ModuleOp, generic: bool = False) -> str:
 
 def _run(ctx: Context, chunk: str, name: str, offset: int, passes: list[ModulePass],
          print_ir_after_all: bool, generic: bool) -> str:
-    module = parse_module(ctx, chunk, name, offset)
+    if ml_ir.SOURCE_ATTR in chunk:  # an ML module (`approxcc -S -emit-mlir model.py`)
+        ctx, module = ml_ir.ml_context(), ml_ir.parse_ir(chunk, name)
+        ml_ir.verify(module, name)
+        printed = ml_ir.print_ir
+    else:
+        module = parse_module(ctx, chunk, name, offset)
+        printed = print_module
     for p in passes:
         p.apply(ctx, module)
         if print_ir_after_all:
-            print(f"// -----// IR Dump After {p.name} //----- //\n{print_module(module)}",
+            print(f"// -----// IR Dump After {p.name} //----- //\n{printed(module)}",
                   file=sys.stderr)
-    return print_module(module, generic)
+    return printed(module) if printed is ml_ir.print_ir else print_module(module, generic)
 
 
 def run_opt(input_path: str, pipeline: str, print_ir_after_all: bool, split_input_file: bool,
@@ -85,7 +93,7 @@ def run_opt(input_path: str, pipeline: str, print_ir_after_all: bool, split_inpu
     """Runs `pipeline` over the input ("-" = stdin). With `split_input_file`, every chunk is
     processed even after an error (errors go to stderr, the status is then 1); otherwise a
     CompileError propagates to the caller."""
-    passes = parse_pipeline(pipeline)
+    passes = parse_pipeline(pipeline, ML_PASSES)
     if input_path == "-":
         text, name = sys.stdin.read(), "<stdin>"
     else:

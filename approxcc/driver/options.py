@@ -21,7 +21,7 @@ from pathlib import Path
 from approxcc.diagnostics import CompileError, WarningOptions
 
 C_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".C")
-APPROX_WARNINGS = ("-Wapprox-exact-knob", "-Wapprox-skipped-annotation")
+APPROX_WARNINGS = ("-Wapprox-exact-knob", "-Wapprox-skipped-annotation", "-Wapprox-recover")
 COLOR_MODES = ("never", "always", "auto")
 EMIT_KINDS = ("approx", "mlir", "llvm", "asm")
 _OPT_LEVELS = {"": 1, "0": 0, "1": 1, "g": 1, "2": 2, "s": 2, "z": 2, "3": 3, "fast": 3}
@@ -65,6 +65,7 @@ class Options:
     warning_args: list[str] = field(default_factory=list)  # -W flags for the libclang parse
     target_cpu: str | None = None    # -march= / -mcpu=: opt and llc
     ml_targets: str | None = None    # --target= of .py models
+    keep_going: bool = False         # --keep-going: build a model's other variants past a failure
     warnings: WarningOptions = field(default_factory=WarningOptions)
     color: str = "auto"              # -fdiagnostics-color=
     diagnostic_args: list[str] = field(default_factory=list)  # -w, -W..., colour: as given
@@ -272,6 +273,8 @@ FLAGS: tuple[Flag, ...] = (
          section=_A),
     Flag(("--target",), Kind.JOINED_OR_SEPARATE, "IREE targets of a .py model: cpu,cuda,rocm",
          _set("ml_targets"), metavar="LIST", section=_A),
+    Flag(("--keep-going",), Kind.FLAG, "a .py model: build the other variants when one fails "
+         "for a target (the manifest records which)", _set("keep_going", True), section=_A),
     # preprocessor and linker
     Flag(("-I", "-D", "-U"), Kind.JOINED_OR_SEPARATE, "include folder, define, undefine",
          _add("clang_args"), metavar="VALUE", section=_L),
@@ -317,7 +320,8 @@ FLAGS: tuple[Flag, ...] = (
     Flag(("-Wno-",), Kind.JOINED, "no such warning", _no_warning, metavar="FLAG",
          section=_W),
     Flag(("-W",), Kind.JOINED, "a warning (approx's own: -Wapprox-exact-knob, "
-         "-Wapprox-skipped-annotation)", _warning_flag, metavar="FLAG", section=_W),
+         "-Wapprox-skipped-annotation, -Wapprox-recover)", _warning_flag, metavar="FLAG",
+         section=_W),
     Flag(("-pedantic",), Kind.JOINED, "clang's pedantic warnings", _add("warning_args"),
          section=_W),
     Flag(("-fdiagnostics-color=",), Kind.JOINED, "never | always | auto (colour on a "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import parse_pipeline as parse_arg_specs
@@ -45,17 +46,20 @@ def _quote_values(text: str) -> str:
     return _BARE_VALUE.sub(quote, text)
 
 
-def parse_pipeline(text: str) -> list[ModulePass]:
+def parse_pipeline(text: str, extra: Mapping[str, type[ModulePass]] | None = None
+                   ) -> list[ModulePass]:
+    """The passes of `text`; `extra` adds passes by name (the ML passes, approxcc.ml)."""
+    known = {**PASSES, **(extra or {})}
     try:
         specs = list(parse_arg_specs(_quote_values(text)))
     except ArgSpecParseError as err:  # a BaseException, not an Exception
         raise CompileError(f"invalid pass pipeline '{text}': {err}") from None
     passes: list[ModulePass] = []
     for spec in specs:
-        if spec.name not in PASSES:
-            raise CompileError(f"unknown pass '{spec.name}' (available: {', '.join(PASSES)})")
+        if spec.name not in known:
+            raise CompileError(f"unknown pass '{spec.name}' (available: {', '.join(known)})")
         try:
-            passes.append(PASSES[spec.name].from_spec(spec))
+            passes.append(known[spec.name].from_spec(spec))
         except ValueError as err:
             raise CompileError(f"pass '{spec.name}': {err}") from None
     return passes
