@@ -215,11 +215,21 @@ def llama_cpp_row(model: DecoderModel, path: Path, tokens: int, repeats: int,
                   threads: int) -> Row | None:
     """llama.cpp on the GGUF file itself (its own quantization), our token ids."""
     try:
-        from llama_cpp import Llama
+        import llama_cpp
     except ImportError:
         return None
+    # Without llama.cpp's extra buffer types (weights repacked for AMX): this VM reports
+    # AMX-INT8 but faults in libggml-cpu when that path runs (a GPF in the first eval).
+    defaults = llama_cpp.llama_cpp.llama_model_default_params
+
+    def model_params() -> Any:
+        params = defaults()
+        params.use_extra_bufts = False
+        return params
+
+    llama_cpp.llama.llama_cpp.llama_model_default_params = model_params
     row = Row(model.name, f"llama.cpp ({path.name.split('.')[-2].split('-')[-1]})")
-    llm = Llama(model_path=str(path), n_ctx=MAX_LEN + 16, n_threads=threads,
+    llm = llama_cpp.Llama(model_path=str(path), n_ctx=MAX_LEN + 16, n_threads=threads,
                 n_threads_batch=threads, n_batch=512, logits_all=True, verbose=False)
     ids = model.tokenizer.encode(TEXT)
     llm.reset()
@@ -301,13 +311,6 @@ def bench_model(name: str, variants: list[str], args: argparse.Namespace, bandwi
             row.jax_prefill_tok_s[n] = n / seconds["jax"]
         console.print(f"  prefill {n}: " + ", ".join(f"{k} {n / s:.0f} tok/s"
                                                    for k, s in seconds.items()))
-    del runners
-    peer = llama_cpp_row(model, MODELS[name][0](), args.tokens, args.repeats, args.threads)
-    if peer is not None:
-        peer.jax_prefill_tok_s = dict(rows[0].jax_prefill_tok_s)
-        rows.append(peer)
-    else:
-        console.print("  llama.cpp: llama-cpp-python is not installed (the bench extra)")
     return rows
 
 
@@ -353,7 +356,17 @@ def main() -> None:
     rows: list[Row] = []
     for name in args.models:
         rows += bench_model(name, args.variants, args, bandwidth, peak, console)
-        if args.json:  # after every model: a later one may not finish
+        if args.json:  # after every step: a later one may not finish
+            write_json(args.json, rows, {"bandwidth_gb_s": bandwidth, "matmul_gflop_s": peak})
+        model = load_model(name)
+        peer = llama_cpp_row(model, MODELS[name][0](), args.tokens, args.repeats, args.threads)
+        if peer is None:
+            console.print("  llama.cpp: llama-cpp-python is not installed (the bench extra)")
+            continue
+        console.print(f"  {peer.variant}: decode {peer.decode_ms:.1f} ms/token, prefill "
+                      f"{peer.prefill_tok_s}, NLL {peer.nll:.3f}")
+        rows.append(peer)
+        if args.json:
             write_json(args.json, rows, {"bandwidth_gb_s": bandwidth, "matmul_gflop_s": peak})
     bandwidth_end, peak_end = measure_bandwidth(), measure_matmul_peak()
     console.print(f"numpy at the end: {bandwidth_end:.1f} GB/s, {peak_end:.0f} GFLOP/s")

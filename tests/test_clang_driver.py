@@ -351,6 +351,17 @@ def test_clang_warnings_go_through_the_same_place(tmp_path: Path):
     assert done.returncode == 1 and "error: unused variable 'unused' [-Werror," in done.stderr
 
 
+def test_no_error_downgrades_clangs_default_errors(tmp_path: Path):
+    """C99 code calling undeclared functions builds with -Wno-error=..., as with cc."""
+    write(tmp_path, "t.c", "int main(void) {\n  return helper();\n}\n"
+                           "int helper(void) { return 0; }\n")
+    done = approxcc("-c", "t.c", cwd=tmp_path)
+    assert done.returncode == 1 and "error: call to undeclared function 'helper'" in done.stderr
+    done = approxcc("-c", "t.c", "-Wno-error=implicit-function-declaration", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "warning: call to undeclared function 'helper'" in done.stderr
+
+
 def test_colour_only_when_forced_or_on_a_terminal(tmp_path: Path):
     write(tmp_path, "t.c", EXACT)
     plain = approxcc("-c", "t.c", cwd=tmp_path).stderr

@@ -72,6 +72,24 @@ int main(void) {
     assert output_of(tmp_path / "bench") == "90.0\n"
 
 
+def test_k_and_r_definition_takes_promoted_arguments(tmp_path: Path):
+    """`double half(x, c) float x; char c;` receives a double and an int, as callers
+    through `double half();` pass them."""
+    (tmp_path / "half.c").write_text("double half(x, c) float x; char c; { return x / 2 + c; }")
+    (tmp_path / "main.c").write_text("""#include <stdio.h>
+double half();
+int main(void) {
+  printf("%.2f\\n", half(3.0f, 'a'));
+  return 0;
+}
+""")
+    emitted = approxcc_ok("build", "half.c", "-S", "--emit=approx", "-o", "-", cwd=tmp_path)
+    assert "half" in defined_in_mlir(emitted.stdout)
+    approxcc_ok("build", "-c", "half.c", "-o", "half.o", cwd=tmp_path)
+    cc("-O2", "main.c", "half.o", "-o", "mixed", cwd=tmp_path)
+    assert output_of(tmp_path / "mixed") == "98.50\n"
+
+
 ABI_HEADER = """struct v2 { double x, y; };
 struct pi { int a, b; };
 struct mix { int id; float w; double v; };

@@ -219,6 +219,15 @@ def _error_warning(p: _Parser, flag: str, value: str) -> None:
         p.opts.warning_args.append(name)
 
 
+def _not_error_warning(p: _Parser, flag: str, value: str) -> None:
+    """-Wno-error=X: also for the parse, where clang makes some warnings errors by default
+    (-Wimplicit-function-declaration since C99)."""
+    name = f"-W{value}"
+    p.opts.warnings.not_errors.add(name)
+    if name not in APPROX_WARNINGS:
+        p.opts.warning_args.append(f"-Wno-error={value}")
+
+
 def _link_input(p: _Parser, flag: str, value: str) -> None:
     p.opts.sources.append(f"{'-l' if flag == '-l' else '-Wl,'}{value}")
 
@@ -315,8 +324,8 @@ FLAGS: tuple[Flag, ...] = (
          _warnings(lambda w, v: setattr(w, "all_errors", False)), section=_W),
     Flag(("-Werror=",), Kind.JOINED, "this warning is an error", _error_warning,
          metavar="FLAG", section=_W),
-    Flag(("-Wno-error=",), Kind.JOINED, "this warning is not an error",
-         _warnings(lambda w, v: w.not_errors.add(f"-W{v}")), metavar="FLAG", section=_W),
+    Flag(("-Wno-error=",), Kind.JOINED, "this warning is not an error", _not_error_warning,
+         metavar="FLAG", section=_W),
     Flag(("-Wno-",), Kind.JOINED, "no such warning", _no_warning, metavar="FLAG",
          section=_W),
     Flag(("-W",), Kind.JOINED, "a warning (approx's own: -Wapprox-exact-knob, "
