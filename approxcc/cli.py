@@ -261,7 +261,16 @@ def _seconds(text: str) -> float:
 @click.option("--time-limit", default="10m", show_default=True,
               help="Search time (e.g. 90s, 10m), shared by the budgets.")
 @click.option("--parallel", type=click.IntRange(1, 256), default=1, show_default=True,
-              help="Evaluations at once.")
+              help="Evaluations at once; N > 1 starts a Dask LocalCluster of N worker "
+                   "processes.")
+@click.option("--cluster", metavar="tcp://HOST:PORT",
+              help="Run evaluations on the workers of this Dask scheduler "
+                   "(started with `dask scheduler` / `dask worker`).")
+@click.option("--confirm-repeats", type=click.IntRange(0, 100), default=5, show_default=True,
+              help="Interleaved repeats (with the exact program) per candidate near each "
+                   "budget before picking; 0: pick from single runs.")
+@click.option("--confirm-candidates", type=click.IntRange(1, 20), default=3, show_default=True,
+              help="Candidates per budget confirmed besides the fastest within it.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Search seed.")
 @click.option("--db", "db", type=click.Path(), help="Results DB (default OUT/results.db).")
 @click.option("--out", "out", type=click.Path(),
@@ -282,10 +291,11 @@ def _seconds(text: str) -> float:
 @click.option("--no-screening", is_flag=True, help="Skip the one-knob-at-a-time first pass.")
 @click.option("--search", type=click.Choice(["opentuner"]), default="opentuner",
               show_default=True, help="Search engine.")
-def tune_cmd(target: str, budgets: str, time_limit: str, parallel: int, seed: int,
-             db: str | None, out: str | None, resume: bool, mode: str, timeout: float | None,
-             repeats: int, max_evals: int | None, no_screening: bool, search: str) -> int:
-    """Tune the knobs of a program under QoS budgets (spec/tuning.md); the one `--search`
+def tune_cmd(target: str, budgets: str, time_limit: str, parallel: int, cluster: str | None,
+             confirm_repeats: int, confirm_candidates: int, seed: int, db: str | None,
+             out: str | None, resume: bool, mode: str, timeout: float | None, repeats: int,
+             max_evals: int | None, no_screening: bool, search: str) -> int:
+    """Tune the knobs of a program under QoS budgets (docs/tuning.md); the one `--search`
     engine is OpenTuner."""
     from rich.console import Console
 
@@ -299,7 +309,9 @@ def tune_cmd(target: str, budgets: str, time_limit: str, parallel: int, seed: in
         out_dir = Path(out) if out else app.program.root / "tuned"
         opts = TuneOptions(_budgets(budgets), out_dir, _seconds(time_limit), parallel, seed,
                            Path(db) if db else None, resume, mode, timeout, repeats, max_evals,
-                           not no_screening, app.program.metric)
+                           not no_screening, app.program.metric, cluster=cluster,
+                           confirm_repeats=confirm_repeats,
+                           confirm_candidates=confirm_candidates)
         try:
             tune(app, opts, console,
                  reporter=lambda results, run_id: report(results, results.run(run_id),

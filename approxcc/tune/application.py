@@ -26,11 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from approxcc.diagnostics import CompileError
+from approxcc.driver.toolchain import RUNTIME_DIR
 from approxcc.tune.program import Program, load_program, location, substitute
 from approxcc.tune.qos import Metric, metric
 from approxcc.tune.space import KnobSpace, knob_space
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 class RunFailed(Exception):
@@ -107,7 +106,7 @@ class CProgram(Application):
         return str(self.program.path)
 
     def clang_args(self) -> list[str]:
-        return [*self.program.flags, f"-I{self.program.root}", f"-I{ROOT / 'runtime'}"]
+        return [*self.program.flags, f"-I{self.program.root}", f"-I{RUNTIME_DIR}"]
 
     def knob_space(self) -> KnobSpace:
         from approxcc.frontend.c_parse import c_to_mlir
