@@ -128,9 +128,22 @@ def build_cmd(args: tuple[str, ...]) -> int:
 
     The flags are read by the driver's table (driver/options.py), in order: click cannot
     keep the order of inputs and -l flags that a link needs."""
+    from approxcc.system.project import is_system
+
+    if args and is_system(args[0]):  # approxcc build SYSTEM [-o DIR]: a compound system
+        return _diagnosed(lambda: _build_system(list(args)))
     from approxcc.driver.build import main as driver
 
     return _diagnosed(lambda: driver(list(args)))
+
+
+def _build_system(args: list[str]) -> None:
+    from approxcc.system import build_system
+
+    where, rest = args[0], args[1:]
+    if rest not in ([], ["-o", rest[-1]]):
+        raise CompileError(f"a system is built with 'approxcc build {where} [-o DIR]'")
+    click.echo(build_system(where, Path(rest[-1] if rest else "build")))
 
 
 @cli.group("cc1", hidden=True)
@@ -305,11 +318,18 @@ def tune_cmd(target: str, budgets: str, time_limit: str, parallel: int, cluster:
     console = Console(stderr=True)
 
     def body() -> int:
-        app = CProgram.load(target)
-        out_dir = Path(out) if out else app.program.root / "tuned"
+        from approxcc.system import is_system, load_system
+
+        if is_system(target):  # a compound system: QoS is its answers' accuracy
+            system = load_system(target)
+            app, root, qos = system, system.project.root, "accuracy"
+        else:
+            program = CProgram.load(target)
+            app, root, qos = program, program.program.root, program.program.metric
+        out_dir = Path(out) if out else root / "tuned"
         opts = TuneOptions(_budgets(budgets), out_dir, _seconds(time_limit), parallel, seed,
                            Path(db) if db else None, resume, mode, timeout, repeats, max_evals,
-                           not no_screening, app.program.metric, cluster=cluster,
+                           not no_screening, qos, cluster=cluster,
                            confirm_repeats=confirm_repeats,
                            confirm_candidates=confirm_candidates)
         try:
@@ -321,6 +341,30 @@ def tune_cmd(target: str, budgets: str, time_limit: str, parallel: int, cluster:
                        "(continue with --resume)", err=True)
             return 130
         return 0
+
+    return _diagnosed(body)
+
+
+@cli.command("eval")
+@click.argument("system", metavar="SYSTEM")
+@click.option("--config", "config", required=True, type=click.Path(),
+              help='A configuration JSON ({"approxcc": "1", "knobs": {...}}).')
+@click.option("--questions", "questions", required=True, type=click.Path(),
+              help='NQ-open JSONL: one {"question": ..., "answer": [...]} a line.')
+@click.option("--limit", type=click.IntRange(1), default=None, help="Only the first N questions.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object instead of a table.")
+def eval_cmd(system: str, config: str, questions: str, limit: int | None,
+             as_json: bool) -> int:
+    """Run a compound system's exact build and a configuration on the same questions:
+    accuracy, loss, seconds per question and speedup."""
+
+    def body() -> None:
+        import json
+
+        from approxcc.system import evaluate_system, format_result
+
+        result = evaluate_system(system, Path(config), Path(questions), limit)
+        click.echo(json.dumps(result) if as_json else format_result(result))
 
     return _diagnosed(body)
 
