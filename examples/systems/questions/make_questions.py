@@ -82,13 +82,19 @@ class Summary:
 Maker = Callable[[Summary, set[str]], Question | None]
 
 
+def _person_question(doc: Summary) -> str:
+    """Half the people are asked their profession, a quarter their nationality (closed-book a
+    model guesses nationality from the name too often for more), a stable choice."""
+    return ("profession", "nationality", "profession", "none")[zlib.crc32(doc.subject.encode())
+                                                               % 4]
+
+
 def _asks_profession(doc: Summary) -> bool:
-    """Half the people are asked their profession, half their nationality (stable choice)."""
-    return zlib.crc32(doc.subject.encode()) % 2 == 0
+    return _person_question(doc) == "profession"
 
 
 def nationality(doc: Summary, countries: set[str]) -> Question | None:
-    if _asks_profession(doc):
+    if _person_question(doc) != "nationality":
         return None
     m = re.search(rf"\b(was|is) an? (?:[a-z-]+ )?({_NAT})(?:-born)? [a-z]", doc.first)
     if doc.topic != "People" or not m:
@@ -159,9 +165,40 @@ def population(doc: Summary, countries: set[str]) -> Question | None:
     return ("population", f"What is the population of {doc.subject}?", [m.group(1)]) if m else None
 
 
+def capital_of(doc: Summary, countries: set[str]) -> Question | None:
+    m = re.search(rf"\bis the capital(?: and largest city)? of ({_NAME})", doc.first)
+    if not m or m.group(1) not in countries:
+        return None
+    return "capital_of", f"{doc.subject} is the capital of which country?", [m.group(1)]
+
+
+def atomic_number(doc: Summary, countries: set[str]) -> Question | None:
+    m = re.search(r"\bchemical element\b.*?\batomic number (\d+)", doc.first)
+    return ("atomic_number", f"What is the atomic number of {doc.subject.lower()}?",
+            [m.group(1)]) if m else None
+
+
+# What a work "is a 1975 film" was, asked with the verb people use for it.
+_WORK_VERBS = {"film": "released", "album": "released", "song": "released",
+               "video game": "released", "television series": "first broadcast",
+               "novel": "published", "book": "published", "poem": "published",
+               "short story": "published", "painting": "painted", "play": "first performed",
+               "opera": "first performed", "musical": "first performed",
+               "ballet": "first performed", "symphony": "first performed"}
+
+
+def work_year(doc: Summary, countries: set[str]) -> Question | None:
+    m = re.search(rf"\bis an? (\d{{4}}) (?:[A-Za-z-]+ ){{0,4}}?({'|'.join(_WORK_VERBS)})\b",
+                  doc.first)
+    if not m:
+        return None
+    return ("work_year", f"In what year was the {m.group(2)} {doc.subject} "
+                         f"{_WORK_VERBS[m.group(2)]}?", [m.group(1)])
+
+
 # Most specific first: the first maker that fits a summary asks its question.
-MAKERS: tuple[Maker, ...] = (capital, city_country, region, population, made_by, year,
-                             nationality, profession)
+MAKERS: tuple[Maker, ...] = (atomic_number, capital, capital_of, city_country, region,
+                             population, work_year, made_by, year, nationality, profession)
 
 
 def _normal(text: str) -> str:
