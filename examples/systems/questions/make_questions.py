@@ -2,9 +2,9 @@
 
 No question-answering dataset installs here, so the questions come from the 10,033 summaries
 themselves: one question per summary whose first sentence states a short answer in a form
-people ask about — a person's nationality or profession, a country's capital or region, the
-country a city is in, who made a work, the year something was founded or published, a
-population. The answer is always stated in the summary's text, is never the article title and
+people ask about — a person's profession or nationality, a country's capital or region, the
+country a city is in, the capital a city is of, who made a work, the year a work came out or
+something was founded, a population, an element's atomic number. The answer is always stated in the summary's text, is never the article title and
 never appears in the question, so answering needs the summary (closed-book the small LLM
 rarely knows it).
 
