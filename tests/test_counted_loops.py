@@ -116,6 +116,21 @@ void f(int *x) {
     assert "the loop bound calls 'next', which may have side effects" in stderr, stderr
 
 
+def test_goto_out_of_the_loop_is_named(tmp_path: Path):
+    source = """int f(int n) {
+  int s = 0;
+  #pragma approx loop_perforate
+  for (int i = 0; i < n; i++) { if (i > 5) goto out; s += i; }
+out:
+  return s;
+}
+"""
+    stderr = diagnose(source, tmp_path)
+    assert (f"t.c:{where(source, 'loop_perforate')}: error: 'loop_perforate' cannot count "
+            "this loop: the loop body leaves the loop early with 'goto out'") in stderr, stderr
+    assert "internal compiler error" not in stderr
+
+
 def test_bound_changed_by_the_loop_keeps_c_semantics(tmp_path: Path):
     """Unannotated loops use the same analysis: a bound the body shrinks is re-read every
     iteration, as C says."""

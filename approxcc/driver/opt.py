@@ -23,6 +23,7 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 
 from approxcc.diagnostics import CompileError, SourceLocation, report
 from approxcc.dialect import Approx, verify_knobs
+from approxcc.frontend.llvm_ops import FRONTEND_OPS
 from approxcc.lowering.registry import parse_pipeline
 from approxcc.ml import ir as ml_ir
 from approxcc.ml.passes import ML_PASSES
@@ -34,6 +35,8 @@ def make_context() -> Context:
     ctx = Context()
     for dialect in (Builtin, Func, Arith, Scf, MemRef, LLVM, Math, Cf, Approx):
         ctx.load_dialect(dialect)
+    for op in FRONTEND_OPS:  # upstream ops the C frontend emits that xDSL lacks
+        ctx.load_op(op)
     return ctx
 
 

@@ -33,7 +33,7 @@ from approxcc.diagnostics import Diagnostic, note
 from approxcc.frontend import c_types
 from approxcc.frontend.clang_eval import evaluate, unary_operator
 from approxcc.frontend.cursors import location
-from approxcc.frontend.jumps import BREAK, RETURN, escapes
+from approxcc.frontend.jumps import escapes, leaves_loop
 
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}
 _CMP = {BinaryOperator.LT: "<", BinaryOperator.LE: "<=", BinaryOperator.GT: ">",
@@ -404,7 +404,7 @@ def analyse(loop: Cursor) -> CountedLoop | str:
                           var.canonical if declared else None)
     if changing is not None:
         return changing
-    leaves = sorted(escapes(body) & {BREAK, RETURN})  # `continue` stays in the loop
+    leaves = sorted(leaves_loop(escapes(body)))  # `continue` stays in the loop
     if leaves:
         return f"the loop body leaves the loop early with '{leaves[0]}'"
     if cmp == "!=" and abs(step) != 1:

@@ -73,3 +73,7 @@ class VaArgOp(IRDLOperation):
 
     def __init__(self, arg_list: SSAValue, result_type: Attribute):
         super().__init__(operands=[arg_list], result_types=[result_type])
+
+
+# Every op of this module, for contexts that read the frontend's output back (`approxcc opt`).
+FRONTEND_OPS = (FuncConstantOp, VaStartOp, VaEndOp, VaCopyOp, VaArgOp)
