@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from clang.cindex import Cursor, CursorKind, Type
+from clang.cindex import Cursor, CursorKind, Type, conf
 
 from approxcc.diagnostics import CompileError, SourceLocation
 from approxcc.frontend import c_types
@@ -17,6 +17,18 @@ def location(c: Cursor) -> SourceLocation:
 
 def unsupported(what: str, c: Cursor) -> CompileError:
     return CompileError(f"{what} is not supported by the approxcc C frontend yet", location(c))
+
+
+def initializer(d: Cursor) -> Cursor | None:
+    """A variable's `= init`, if it has one. Its children are no guide: they also hold the
+    array bounds of its declarator (`double (*p)[n + 1]`, `int a[2 * n]`)."""
+    get = conf.lib.clang_Cursor_getVarDeclInitializer
+    get.argtypes, get.restype = [Cursor], Cursor
+    init = get(d)
+    if init.is_null():
+        return None
+    init._tu = d._tu  # as cindex does for the cursors it returns
+    return init
 
 
 def unparen(c: Cursor) -> Cursor:

@@ -56,17 +56,6 @@ class Address:
 Constant = int | float | Address | None | list
 
 
-def initializer(var: Cursor) -> Cursor | None:
-    """The initialiser of a declaration, if any (array bounds are children too)."""
-    tokens = list(var.get_tokens())
-    at = next((t.extent.end.offset for t in tokens if t.spelling == "="
-               and t.extent.start.offset > var.location.offset), None)
-    if at is None:  # C++: `T x{...}`, or a constructor call, written without `=`
-        return next((k for k in var.get_children()
-                     if k.kind in (CursorKind.INIT_LIST_EXPR, CursorKind.CALL_EXPR)), None)
-    return next((k for k in var.get_children() if k.extent.start.offset >= at), None)
-
-
 def is_read_only(t) -> bool:
     """Whether an object of type `t` is `const` (for an array: its elements are)."""
     while not (t.is_const_qualified() or t.get_canonical().is_const_qualified()):

@@ -27,7 +27,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from approxcc.frontend import c_types, initializers
 from approxcc.frontend.c_types import LLVM_PTR, Arith, UnsupportedType
-from approxcc.frontend.cursors import string_bytes, unparen, unsupported
+from approxcc.frontend.cursors import initializer, string_bytes, unparen, unsupported
 
 # Declarations in a function that generate no code: types, and functions declared there.
 _NO_CODE = (CursorKind.STRUCT_DECL, CursorKind.UNION_DECL, CursorKind.ENUM_DECL,
@@ -311,21 +311,18 @@ class MemoryEmitter:
         if d.storage_class.name in ("STATIC", "EXTERN"):
             self.global_lvalue(d)  # the module defines it, with its initialiser
             return
-        init = [k for k in d.get_children()
-                if k.kind.is_expression() or k.kind == CursorKind.UNEXPOSED_EXPR]
-        if c_types.is_reference(d.type):  # `T &r = x;`: r holds x's address
+        init = initializer(d)
+        if c_types.is_reference(d.type) and init is not None:  # `T &r = x;`: x's address
             self.mem[d] = self.slot(LLVM_PTR)
-            self.b.insert(llvm.StoreOp(self.bind_reference(init[-1]), self.mem[d]))
+            self.b.insert(llvm.StoreOp(self.bind_reference(init), self.mem[d]))
             return
         if c_types.constant_count(d.type) is None:  # a variable-length array: sized here
             fresh: dict[str, SSAValue] = {}
             self.size_arrays(d, fresh)
             self.vla_lengths.update(fresh)
         self.alloca(d)
-        if c_types.is_array(d.type):  # array sizes are expressions too: take the initialiser
-            init = [k for k in init if k.kind in _INITIALISERS]
-        if init:
-            self.initialise(self.local(d), init[-1])
+        if init is not None:
+            self.initialise(self.local(d), init)
 
     def initialise(self, lv: LValue, init: Cursor) -> None:
         """`= expr`, `= "text"` or `= {…}` (initializers.py): what is not written is zero."""

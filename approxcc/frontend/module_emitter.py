@@ -27,7 +27,7 @@ from approxcc.frontend import c_types, global_vars, tu_split
 from approxcc.frontend.c_types import UnsupportedType
 from approxcc.frontend.calls import Signature, function_signature
 from approxcc.frontend.clause_exprs import ClauseSites
-from approxcc.frontend.cursors import location, unsupported
+from approxcc.frontend.cursors import initializer, location, unsupported
 from approxcc.frontend.function_emitter import FunctionEmitter, set_internal
 
 _SCOPES = (CursorKind.NAMESPACE, CursorKind.LINKAGE_SPEC)
@@ -274,7 +274,7 @@ class ModuleEmitter:
         evaluator = global_vars.ConstantEvaluator(self.global_symbol, self.string_global)
         linkage = "internal" if var.linkage in _INTERNAL else "external"
         try:
-            value = evaluator.evaluate(var.type, global_vars.initializer(var))
+            value = evaluator.evaluate(var.type, initializer(var))
         except global_vars.Unevaluated as e:
             if local or var.linkage in _INTERNAL and not self.main(var):
                 raise unsupported("this initialiser of a static variable", e.cursor) from None

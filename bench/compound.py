@@ -1,0 +1,257 @@
+"""`make bench-compound`: Fig. 6 for the compound systems of examples/systems/.
+
+For each system (default: every examples/systems/*/system.toml except tiny's):
+
+1. the time profile of the exact system on the tuning questions (retrieval, selection,
+   prefill, decode: seconds per question) and each knob's Amdahl bound: the knob is set alone
+   to a non-exact value on one question, and the stages that then rerun (cache misses of
+   `approxcc.system.pipeline.Stages`) are what it can speed up at all: its own stage (the
+   first to rerun) and everything it reruns; bound = 1 / (1 - their share of the time);
+2. two `approxcc.tune.tune` runs, mode static then dynamic, budgets 3/6/9% (`--minutes` each),
+   on the first `--tune-questions` of the system's tune file, its held-out inputs the first
+   `--eval-limit` of its eval file (tune and eval files are disjoint, checked by system.toml);
+   every pick is then measured with `approxcc.system.evaluate` on those eval questions;
+3. the Fig. 6 table (budget x static/dynamic: speedup and loss on tune and eval, eval loss
+   within the budget?), `<out>/<system>/<mode>/pareto.png` (the tuner's plot, tuning time in
+   the title, the evaluate() figures of the picks added), `--json`, and per budget the pick to
+   ship (dynamic unless the static one is faster on the *tuning* questions: eval never
+   chooses) as examples/systems/<system>/configs/budget-{3,6,9}.json.
+
+Time: about 3 s of LLM per question on a 2-core machine. The defaults (20 tune questions,
+40 eval questions, 4 minutes per mode) take about 20-25 minutes per system: the exact runs
+(~1 min tune, ~2 min eval), 2 x 4 min of tuning, then the tuner's validation of its fronts
+and the picks on eval (stage results are cached, so repeats and the exact runs are free).
+
+    python bench/compound.py [SYSTEM ...] [--tune-questions 20] [--eval-limit 40]
+                             [--minutes 4] [--out DIR] [--json FILE] [--no-configs]
+
+`--out` (default build/bench-compound) gets the tuners' results DBs, per-mode configurations
+and plots, and results.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from approxcc.diagnostics import CompileError
+from approxcc.system import CompoundSystem, evaluate, load_system
+from approxcc.system.questions import load_questions
+from approxcc.tune import TuneOptions, tune
+from approxcc.tune.db import ResultsDB
+from approxcc.tune.report import plot, rows, write_configs
+
+ROOT = Path(__file__).resolve().parents[1]
+SYSTEMS = ROOT / "examples" / "systems"
+MODES = ("static", "dynamic")
+
+console = Console(width=200)
+
+
+def subset(system: CompoundSystem, tune_n: int, eval_n: int) -> tuple[int, int]:
+    """Tune and eval inputs cut to the first `tune_n` / `eval_n` questions of their files, in
+    batches of the system's size (how `CompoundSystem` batches them)."""
+    counts = []
+    for attr, path, n in (("tune_inputs", system.project.tune_questions, tune_n),
+                          ("eval_inputs", system.project.eval_questions, eval_n)):
+        n = min(n, len(system.questions[path]))
+        size = system.project.batch
+        setattr(system, attr, [f"{path}:{s}:{min(s + size, n)}" for s in range(0, n, size)])
+        counts.append(n)
+    return counts[0], counts[1]
+
+
+def profile(system: CompoundSystem, n: int) -> dict[str, Any]:
+    """Seconds per question of each stage of the exact system on the first n tune questions,
+    and each knob's Amdahl bound."""
+    questions = load_questions(system.project.tune_questions, n)
+    system.stages.reset_profile()
+    for q in questions:
+        system.answer(q, None)
+    stages = {k: v / n for k, v in system.stages.reset_profile().items()}
+    total = sum(stages.values())
+    exact = system.knob_space().exact_config()
+    knobs = []
+    for knob in system.knob_space().knobs:
+        value = next(v for v in reversed(knob.values) if v != knob.exact)
+        before = set(system.stages.cache)
+        system.answer(questions[0], {**exact, knob.name: {"value": value}})
+        rerun = [system.stages.cache[k][1] for k in system.stages.cache if k not in before]
+        own = list(rerun[0]) if rerun else []
+        every = sorted({part for parts in rerun for part in parts})
+        knobs.append({"knob": knob.name, "probe_value": value, "own_stage": own,
+                      "own_bound": _bound(stages, own, total), "reruns": every,
+                      "rerun_bound": _bound(stages, every, total)})
+    system.stages.reset_profile()
+    return {"questions": n, "seconds_per_question": total, "stages": stages, "knobs": knobs}
+
+
+def _bound(stages: dict[str, float], parts: list[str], total: float) -> float | None:
+    """Amdahl: the most a change of `parts` alone can speed up the whole (None: unbounded)."""
+    rest = total - sum(stages.get(p, 0.0) for p in parts)
+    return total / rest if rest > 1e-9 else None
+
+
+def tune_mode(system: CompoundSystem, mode: str, out: Path, args: argparse.Namespace,
+              eval_n: int) -> list[dict[str, Any]]:
+    """One tuning run; its picks measured with evaluate() on the eval questions."""
+    picks: list[dict[str, Any]] = []
+    began = time.monotonic()
+
+    def reporter(db: ResultsDB, run_id: int) -> None:
+        minutes = (time.monotonic() - began) / 60
+        run = db.run(run_id)
+        chosen = rows(db, run)
+        paths = write_configs(run, chosen, out, db.path)
+        for r, path in zip(chosen, paths, strict=True):
+            result = evaluate(system, path, system.project.eval_questions, eval_n)
+            picks.append({
+                "mode": mode, "budget": r.budget, "config_file": str(path),
+                "knobs": r.pick.config,
+                "speedup_tune": r.speedup_tune.median, "loss_tune": r.loss_tune.median,
+                "speedup_eval": result["speedup"], "loss_eval": result["loss"],
+                "eval_within_budget": result["loss"] <= r.budget + 1e-9,
+                "tuning_minutes": minutes, "evaluate": result})
+        titled = dataclasses.replace(run, program=f"{system.name} {mode}, "
+                                                  f"tuned in {minutes:.1f} min")
+        marks = {"picks (evaluate)": [(p["loss_eval"], p["speedup_eval"]) for p in picks]}
+        plot(db, titled, out / "pareto.png", chosen, marks=marks)
+
+    options = TuneOptions(budgets=args.budgets, out=out, time_limit=args.minutes * 60,
+                          mode=mode, seed=args.seed)
+    tune(system, options, console=console, reporter=reporter)
+    return picks
+
+
+def ship(system: CompoundSystem, picks: list[dict[str, Any]], budgets: list[float]) -> None:
+    """Per budget the dynamic pick, or the static one when it is faster on the tune set."""
+    folder = system.project.root / "configs"
+    folder.mkdir(exist_ok=True)
+    for b in budgets:
+        mine = sorted((p for p in picks if p["budget"] == b),
+                      key=lambda p: (p["speedup_tune"], p["mode"] == "dynamic"))
+        if not mine:
+            continue
+        best = mine[-1]
+        doc = json.loads(Path(best["config_file"]).read_text())
+        doc["program"] = system.name
+        doc["provenance"].pop("db", None)     # a scratch path of the benchmark run
+        doc["evaluate"] = {k: best["evaluate"][k] for k in
+                           ("questions", "exact_accuracy", "accuracy", "loss",
+                            "seconds_per_question", "speedup")}
+        doc["provenance"]["bench"] = "bench/compound.py"
+        doc["provenance"]["picked_from"] = best["mode"]
+        (folder / f"budget-{b * 100:g}.json").write_text(json.dumps(doc, indent=2) + "\n")
+
+
+def profile_table(name: str, prof: dict[str, Any]) -> Table:
+    total = prof["seconds_per_question"]
+    t = Table(title=f"{name}: exact system, {prof['questions']} tune questions, "
+                    f"{total:.2f} s per question")
+    for col in ("stage", "s / question", "share"):
+        t.add_column(col, justify="right")
+    for stage, s in prof["stages"].items():
+        t.add_row(stage, f"{s:.3f}", f"{s / total:.1%}")
+    k = Table(title=f"{name}: Amdahl bound per knob (stages rerun when it alone changes)")
+    for col in ("knob", "own stage", "bound", "everything it reruns", "bound"):
+        k.add_column(col, justify="right")
+    for row in prof["knobs"]:
+        k.add_row(row["knob"], "+".join(row["own_stage"]) or "-", _x(row["own_bound"]),
+                  "+".join(row["reruns"]) or "-", _x(row["rerun_bound"]))
+    grid = Table.grid()
+    grid.add_row(t)
+    grid.add_row(k)
+    return grid
+
+
+def _x(value: float | None) -> str:
+    return "∞" if value is None else f"{value:.2f}×"
+
+
+def fig6(results: list[dict[str, Any]]) -> Table:
+    t = Table(title="Fig. 6: speedup within the QoS budget, static vs dynamic")
+    for col in ("system", "budget", "mode", "× tune", "× eval", "loss tune", "loss eval",
+                "eval loss ≤ budget", "tuned (min)"):
+        t.add_column(col, justify="right")
+    for res in results:
+        for p in sorted(res["picks"], key=lambda p: (p["budget"], p["mode"])):
+            t.add_row(res["system"], f"{p['budget']:.0%}", p["mode"],
+                      _x(p["speedup_tune"]), _x(p["speedup_eval"]), f"{p['loss_tune']:.1%}",
+                      f"{p['loss_eval']:.1%}", "yes" if p["eval_within_budget"] else
+                      "[bold red]NO[/]", f"{p['tuning_minutes']:.1f}")
+    return t
+
+
+def bench_system(where: Path, args: argparse.Namespace) -> dict[str, Any]:
+    system = load_system(str(where))
+    tune_n, eval_n = subset(system, args.tune_questions, args.eval_limit)
+    out = args.out / system.name
+    console.rule(f"{system.name}: {tune_n} tune / {eval_n} eval questions, "
+                 f"{args.minutes:g} min per mode")
+    system.build(out / "profile-build")
+    prof = profile(system, tune_n)
+    console.print(profile_table(system.name, prof))
+    picks: list[dict[str, Any]] = []
+    for mode in MODES:
+        picks += tune_mode(system, mode, out / mode, args, eval_n)
+    if args.configs:
+        ship(system, picks, args.budgets)
+    return {"system": system.name, "tune_questions": tune_n, "eval_questions": eval_n,
+            "minutes_per_mode": args.minutes, "profile": prof, "picks": picks}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        epilog="Defaults take about 20-25 minutes per system on a 2-core machine (~3 s of LLM "
+               "per question); e.g. --tune-questions 10 --eval-limit 10 --minutes 1.5 for a "
+               "quick look.")
+    parser.add_argument("systems", nargs="*", type=Path,
+                        help="system folders (default: every examples/systems/*/system.toml "
+                             "except tiny)")
+    parser.add_argument("--tune-questions", type=int, default=20,
+                        help="first N questions of the tune file (default 20)")
+    parser.add_argument("--eval-limit", type=int, default=40,
+                        help="first N questions of the eval file (default 40)")
+    parser.add_argument("--minutes", type=float, default=4.0,
+                        help="tuning time limit per mode (default 4)")
+    parser.add_argument("--budgets", default="3,6,9", help="QoS budgets in %% (default 3,6,9)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=ROOT / "build" / "bench-compound",
+                        help="results DBs and plots (default build/bench-compound)")
+    parser.add_argument("--json", type=Path, default=None,
+                        help="write the results here (default OUT/results.json)")
+    parser.add_argument("--no-configs", dest="configs", action="store_false",
+                        help="do not write examples/systems/<name>/configs/budget-*.json")
+    args = parser.parse_args()
+    args.budgets = [float(b) / 100 for b in args.budgets.split(",")]
+    args.out = args.out.resolve()
+    args.json = args.json or args.out / "results.json"
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    folders = args.systems or sorted(p.parent for p in SYSTEMS.glob("*/system.toml")
+                                     if p.parent.name != "tiny")
+    results = []
+    for folder in folders:
+        try:
+            results.append(bench_system(folder, args))
+        except CompileError as err:     # a system that does not load: say so, bench the rest
+            console.print(err.diagnostic.render(), markup=False, highlight=False)
+            continue
+        # after every system: an interrupted run keeps what it measured
+        args.json.write_text(json.dumps(results, indent=2, default=str) + "\n")
+    for res in results:
+        console.print(profile_table(res["system"], res["profile"]))
+    console.print(fig6(results))
+    plots = [str(args.out / r["system"] / m / "pareto.png") for r in results for m in MODES]
+    console.print(f"plots: {', '.join(plots)}")
+
+
+if __name__ == "__main__":
+    main()
