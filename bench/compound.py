@@ -51,6 +51,7 @@ from approxcc.tune.report import plot, rows, write_configs
 ROOT = Path(__file__).resolve().parents[1]
 SYSTEMS = ROOT / "examples" / "systems"
 MODES = ("static", "dynamic")
+MIN_TIMEOUT_S = 120.0     # a batch's first run of a model variant loads and compiles it
 
 console = Console(width=200)
 
@@ -100,7 +101,7 @@ def _bound(stages: dict[str, float], parts: list[str], total: float) -> float | 
 
 
 def tune_mode(system: CompoundSystem, mode: str, out: Path, args: argparse.Namespace,
-              eval_n: int) -> list[dict[str, Any]]:
+              eval_n: int, prof: dict[str, Any]) -> list[dict[str, Any]]:
     """One tuning run; its picks measured with evaluate() on the eval questions."""
     picks: list[dict[str, Any]] = []
     began = time.monotonic()
@@ -124,8 +125,11 @@ def tune_mode(system: CompoundSystem, mode: str, out: Path, args: argparse.Names
         marks = {"picks (evaluate)": [(p["loss_eval"], p["speedup_eval"]) for p in picks]}
         plot(db, titled, out / "pareto.png", chosen, marks=marks)
 
+    # The profile ran the exact answers, so the tuner's exact run is all cache hits and its
+    # timeout (10x that run's wall time) would fail every real run: give it the profile's.
+    batch = prof["seconds_per_question"] * system.project.batch
     options = TuneOptions(budgets=args.budgets, out=out, time_limit=args.minutes * 60,
-                          mode=mode, seed=args.seed)
+                          mode=mode, seed=args.seed, timeout=max(MIN_TIMEOUT_S, 10 * batch))
     tune(system, options, console=console, reporter=reporter)
     return picks
 
@@ -200,7 +204,7 @@ def bench_system(where: Path, args: argparse.Namespace) -> dict[str, Any]:
     console.print(profile_table(system.name, prof))
     picks: list[dict[str, Any]] = []
     for mode in MODES:
-        picks += tune_mode(system, mode, out / mode, args, eval_n)
+        picks += tune_mode(system, mode, out / mode, args, eval_n, prof)
     if args.configs:
         ship(system, picks, args.budgets)
     return {"system": system.name, "tune_questions": tune_n, "eval_questions": eval_n,

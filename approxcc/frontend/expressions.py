@@ -57,6 +57,20 @@ _FUNCTIONS = (TypeKind.FUNCTIONPROTO, TypeKind.FUNCTIONNOPROTO)
 _FILE_SCOPES = (CursorKind.TRANSLATION_UNIT, CursorKind.NAMESPACE, CursorKind.LINKAGE_SPEC)
 
 
+def _array_parameter(c: Cursor) -> Cursor | None:
+    """The DECL_REF_EXPR of a parameter declared as an array (`char s[]`) under the casts
+    libclang shows around it (C adjusted it to a pointer, loaded as an rvalue), else None."""
+    while c.kind in (CursorKind.UNEXPOSED_EXPR, CursorKind.PAREN_EXPR):
+        kids = list(c.get_children())
+        if len(kids) != 1:
+            return None
+        c = kids[0]
+    if c.kind == CursorKind.DECL_REF_EXPR and c.referenced is not None and \
+            c.referenced.kind == CursorKind.PARM_DECL:
+        return c
+    return None
+
+
 class ExpressionEmitter:
     """C expressions → arith/memref/llvm values (a FunctionEmitter part)."""
 
@@ -246,7 +260,7 @@ class ExpressionEmitter:
 
     def decay(self, array: Cursor, ptr_type) -> SSAValue:
         """An array expression as a pointer to its first element."""
-        lv = self.lvalue(array)
+        lv = self.lvalue(_array_parameter(array) or array)
         view_t = c_types.pointer_view_type(ptr_type)
         if lv.ref.type == view_t and lv.indices and is_zero(lv.indices[0]):
             return lv.ref
