@@ -2,6 +2,7 @@
 queries that transforms and passes share."""
 
 from approxcc.dialect.approx import (
+    ML_SOURCE_ATTR,
     Approx,
     DecisionTreeOp,
     KnobOp,
@@ -18,6 +19,7 @@ from approxcc.dialect.approx import (
 __all__ = [
     "Approx",
     "DecisionTreeOp",
+    "ML_SOURCE_ATTR",
     "KnobOp",
     "TransformOp",
     "TryOp",

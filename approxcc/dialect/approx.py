@@ -518,6 +518,10 @@ class YieldOp(AbstractYieldOperation[Attribute]):
 
 Approx = Dialect("approx", [KnobOp, DecisionTreeOp, TransformOp, TryOp, YieldOp])
 
+# The module attribute that marks an ML module (StableHLO functions inside approx knobs) and
+# names its Python file: what tells `approxcc opt` to read it with the ML half's context.
+ML_SOURCE_ATTR = "approx.ml_source"
+
 
 def parse_loc(text: str) -> SourceLocation | None:
     """`file:line:col` → SourceLocation (the file may itself contain colons)."""

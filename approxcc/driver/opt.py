@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import sys
 from collections.abc import Iterator
@@ -22,11 +23,9 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from approxcc.diagnostics import CompileError, SourceLocation, report
-from approxcc.dialect import Approx, verify_knobs
+from approxcc.dialect import ML_SOURCE_ATTR, Approx, verify_knobs
 from approxcc.frontend.llvm_ops import FRONTEND_OPS
 from approxcc.lowering.registry import parse_pipeline
-from approxcc.ml import ir as ml_ir
-from approxcc.ml.passes import ML_PASSES
 
 SPLIT_MARKER = "// -----"
 
@@ -76,19 +75,27 @@ def print_module(module: ModuleOp, generic: bool = False) -> str:
 
 def _run(ctx: Context, chunk: str, name: str, offset: int, passes: list[ModulePass],
          print_ir_after_all: bool, generic: bool) -> str:
-    if ml_ir.SOURCE_ATTR in chunk:  # an ML module (`approxcc -S -emit-mlir model.py`)
+    if ML_SOURCE_ATTR in chunk:  # an ML module (`approxcc -S -emit-mlir model.py`)
+        from approxcc.ml import ir as ml_ir  # C builds never import the ML half
+
         ctx, module = ml_ir.ml_context(), ml_ir.parse_ir(chunk, name)
         ml_ir.verify(module, name)
         printed = ml_ir.print_ir
     else:
         module = parse_module(ctx, chunk, name, offset)
-        printed = print_module
+        printed = functools.partial(print_module, generic=generic)
     for p in passes:
         p.apply(ctx, module)
         if print_ir_after_all:
             print(f"// -----// IR Dump After {p.name} //----- //\n{printed(module)}",
                   file=sys.stderr)
-    return printed(module) if printed is ml_ir.print_ir else print_module(module, generic)
+    return printed(module)
+
+
+def _ml_passes() -> dict[str, type[ModulePass]]:
+    from approxcc.ml.passes import ML_PASSES
+
+    return dict(ML_PASSES)
 
 
 def run_opt(input_path: str, pipeline: str, print_ir_after_all: bool, split_input_file: bool,
@@ -96,7 +103,8 @@ def run_opt(input_path: str, pipeline: str, print_ir_after_all: bool, split_inpu
     """Runs `pipeline` over the input ("-" = stdin). With `split_input_file`, every chunk is
     processed even after an error (errors go to stderr, the status is then 1); otherwise a
     CompileError propagates to the caller."""
-    passes = parse_pipeline(pipeline, ML_PASSES)
+    # The ML passes (all named approx-ml-*) are loaded only when a pipeline names one.
+    passes = parse_pipeline(pipeline, _ml_passes() if "approx-ml-" in pipeline else None)
     if input_path == "-":
         text, name = sys.stdin.read(), "<stdin>"
     else:

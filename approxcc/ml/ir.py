@@ -61,11 +61,11 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from approxcc.diagnostics import CompileError, SourceLocation
-from approxcc.dialect import Approx, YieldOp, make_knob, verify_knobs
+from approxcc.dialect import ML_SOURCE_ATTR, Approx, YieldOp, make_knob, verify_knobs
 from approxcc.ml.approx import Knob
 from approxcc.ml.program import DecoratedFunction, MLProgram
 
-SOURCE_ATTR = "approx.ml_source"      # on the module: the Python file
+SOURCE_ATTR = ML_SOURCE_ATTR          # on the module: the Python file
 FUNCTION_ATTR = "approx.ml_function"  # on a public function: its decorated function
 VARIANT_OF = "approx.variant_of"      # on a variant function: its decorated function
 CHOICE_ATTR = "approx.choice"         # on a variant function: knob name -> config value
