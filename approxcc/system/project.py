@@ -18,12 +18,11 @@ Every mistake is a `CompileError` at `system.toml:line:col`.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from approxcc.diagnostics import CompileError, SourceLocation
-from approxcc.tune.program import _locate
+from approxcc.tune.program import read_project
 
 FILE = "system.toml"
 _SCHEMA: dict[str, dict[str, type]] = {
@@ -58,41 +57,8 @@ def is_system(where: str) -> bool:
 
 def load_project(where: str) -> SystemProject:
     """Load `where` (a system.toml or the folder holding one)."""
-    path = Path(where)
-    if path.is_dir():
-        path = path / FILE
-    try:
-        text = path.read_text()
-    except OSError as err:
-        raise CompileError(f"cannot read '{path}': {err.strerror}") from None
-    name = str(path)
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        raise CompileError(f"malformed {FILE}: {str(err).split(' (at')[0]}",
-                           SourceLocation(name, getattr(err, "lineno", 1),
-                                          getattr(err, "colno", 1))) from None
-
-    def loc(section: str, key: str | None = None) -> SourceLocation:
-        return _locate(text, name, section, key)
-
-    for section, entries in data.items():
-        if section not in _SCHEMA or not isinstance(entries, dict):
-            raise CompileError(f"unknown section [{section}] (expected [system], [questions])",
-                               loc(section))
-        for key, value in entries.items():
-            want = _SCHEMA[section].get(key)
-            if want is None:
-                raise CompileError(f"unknown key '{key}' in [{section}]", loc(section, key))
-            if not isinstance(value, want) or isinstance(value, bool) or (
-                    want is list and not all(isinstance(v, str) for v in value)):
-                kind = {str: "a string", int: "an integer"}.get(want, "an array of strings")
-                raise CompileError(f"'{key}' must be {kind}", loc(section, key))
-    for section, keys in _REQUIRED.items():
-        for key in keys:
-            if key not in data.get(section, {}):
-                raise CompileError(f"missing '{key}' in [{section}]",
-                                   loc(section) if section in data else SourceLocation(name, 1, 1))
+    project = read_project(where, FILE, _SCHEMA, _REQUIRED)
+    path, data, loc = project.path, project.data, project.loc
     system, questions = data["system"], data["questions"]
     root = path.parent
 

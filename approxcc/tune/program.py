@@ -74,11 +74,28 @@ def _locate(text: str, path: str, section: str, key: str | None) -> SourceLocati
     return SourceLocation(path, 1, 1)
 
 
-def load_program(where: str) -> Program:
-    """Load `where` (an approx.toml or the folder holding one)."""
+Schema = dict[str, dict[str, type]]
+
+
+@dataclass(frozen=True)
+class ProjectFile:
+    """A project's TOML file, read and checked against its schema; `loc` locates its keys."""
+
+    path: Path
+    text: str
+    data: dict
+
+    def loc(self, section: str, key: str | None = None) -> SourceLocation:
+        return _locate(self.text, str(self.path), section, key)
+
+
+def read_project(where: str, file_name: str, schema: Schema,
+                 required: dict[str, tuple[str, ...]]) -> ProjectFile:
+    """`where` (`file_name` or the folder holding it) read and checked: known sections and
+    keys, each of its type (str, int or list of str), the required keys present."""
     path = Path(where)
     if path.is_dir():
-        path = path / "approx.toml"
+        path = path / file_name
     try:
         text = path.read_text()
     except OSError as err:
@@ -90,31 +107,36 @@ def load_program(where: str) -> Program:
         m = re.search(r"\(at line (\d+), column (\d+)\)", str(err))
         loc = SourceLocation(name, int(m.group(1)), int(m.group(2))) if m else \
             SourceLocation(name, 1, 1)
-        raise CompileError(f"malformed approx.toml: {str(err).split(' (at')[0]}", loc) \
+        raise CompileError(f"malformed {file_name}: {str(err).split(' (at')[0]}", loc) \
             from None
-
-    def loc(section: str, key: str | None = None) -> SourceLocation:
-        return _locate(text, name, section, key)
-
+    project = ProjectFile(path, text, data)
+    loc = project.loc
     for section, entries in data.items():
-        if section not in _SCHEMA:
+        if section not in schema:
             raise CompileError(f"unknown section [{section}] (expected "
-                               f"{', '.join(f'[{s}]' for s in _SCHEMA)})", loc(section))
+                               f"{', '.join(f'[{s}]' for s in schema)})", loc(section))
         if not isinstance(entries, dict):
             raise CompileError(f"'{section}' must be a table", loc(section))
         for key, value in entries.items():
-            want = _SCHEMA[section].get(key)
+            want = schema[section].get(key)
             if want is None:
                 raise CompileError(f"unknown key '{key}' in [{section}]", loc(section, key))
-            if not isinstance(value, want) or (
+            if not isinstance(value, want) or isinstance(value, bool) or (
                     want is list and not all(isinstance(v, str) for v in value)):
-                kind = "a string" if want is str else "an array of strings"
+                kind = {str: "a string", int: "an integer"}.get(want, "an array of strings")
                 raise CompileError(f"'{key}' must be {kind}", loc(section, key))
-    for section, keys in _REQUIRED.items():
+    for section, keys in required.items():
         for key in keys:
             if key not in data.get(section, {}):
                 raise CompileError(f"missing '{key}' in [{section}]",
                                    loc(section) if section in data else SourceLocation(name, 1, 1))
+    return project
+
+
+def load_program(where: str) -> Program:
+    """Load `where` (an approx.toml or the folder holding one)."""
+    project = read_project(where, "approx.toml", _SCHEMA, _REQUIRED)
+    path, data, loc = project.path, project.data, project.loc
     prog, run = data["program"], data["run"]
     root = path.parent
 
