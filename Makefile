@@ -44,15 +44,15 @@ bench-ml: setup
 bench-kernels: setup
 	$(BIN)/python bench/kernels.py $(ARGS)
 
-# Real C code bases built by approxcc and by cc, side by side: REAL_C is the folder holding
-# the code bases of bench/real_c_repos.toml, each checked out under its name.
-REAL_C ?= build/real-c
 # Fig. 6 on the compound systems of examples/systems (~20-25 min per system): exact profile
 # with Amdahl bounds, static vs dynamic tuning at 3/6/9%, picks measured on held-out
 # questions; options through ARGS, e.g. make bench-compound ARGS="--minutes 2".
 bench-compound: setup
 	$(BIN)/python bench/compound.py $(ARGS)
 
+# Real C code bases built by approxcc and by cc, side by side: REAL_C is the folder holding
+# the code bases of bench/real_c_repos.toml, each checked out under its name.
+REAL_C ?= build/real-c
 bench-real-c: setup
 	$(BIN)/python bench/real_c.py $(REAL_C) $(ARGS)
 
