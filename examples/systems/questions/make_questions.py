@@ -4,9 +4,9 @@ No question-answering dataset installs here, so the questions come from the 10,0
 themselves: one question per summary whose first sentence states a short answer in a form
 people ask about — a person's profession or nationality, a country's capital or region, the
 country a city is in, the capital a city is of, who made a work, the year a work came out or
-something was founded, a population, an element's atomic number. The answer is always stated in the summary's text, is never the article title and
-never appears in the question, so answering needs the summary (closed-book the small LLM
-rarely knows it).
+something was founded, a population, an element's atomic number. The answer is always stated
+in the summary's text, is never the article title and never appears in the question, so
+answering needs the summary (closed-book the small LLM rarely knows it).
 
 Output: NQ-open JSONL (`{"question": str, "answer": [str, ...]}` per line), split by a seeded
 shuffle into tune.jsonl and eval.jsonl, eval five times tune, no summary in both:
