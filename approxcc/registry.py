@@ -15,7 +15,7 @@ API:
   approx-transform)), and the ML side (`ml`: an `MLKnob` with default labels, a label
   checker and the exact label). A transform with no `targets` has no C directive; one
   without `ml` no ML decorator.
-- `register(spec)`, `unregister(name)`, `transforms()` (every spec, registration order),
+- `register(spec)`, `unregister(name)`, `transforms()` (built-ins by module name, then plugins),
   `get(name)` (the spec or None), `names(c=..., ml=...)`, `exact_value(name)`.
 - Dynamic-knob defaults, one source for every layer: `DEFAULT_THRESHOLD_COUNT`,
   `DEFAULT_RANGE`, `default_thresholds(count, lo, hi)`.
@@ -205,8 +205,14 @@ def _discover() -> None:
 
 
 def transforms() -> tuple[TransformSpec, ...]:
+    """Built-in transforms by module name, then plugins in registration order: the same
+    order whatever imported a built-in module first."""
     _discover()
-    return tuple(_REGISTRY.values())
+    builtin = BUILTIN_PACKAGE + "."
+    specs = list(_REGISTRY.values())
+    return tuple(sorted((s for s in specs if s.module.startswith(builtin)),
+                        key=lambda s: s.module)
+                 + [s for s in specs if not s.module.startswith(builtin)])
 
 
 def get(name: str) -> TransformSpec | None:
