@@ -30,11 +30,17 @@ def target_loop(transform: TransformOp) -> ForOp | None:
     return op
 
 
+def _holds_loop(knob: KnobOp) -> bool:
+    """The loop is at the top level of the knob's body, or of a knob stacked inside it."""
+    return any(isinstance(op, ForOp) or isinstance(op, KnobOp) and _holds_loop(op)
+               for op in knob.body.block.ops)
+
+
 def verify_has_loop(knob: KnobOp, spec: TransformSpec) -> None:
-    """A loop transform's knob holds its loop at the top level of its body (an ML knob, on a
-    whole function, holds the loop inside the function it calls)."""
-    if knob_target(knob) != "function" and not any(isinstance(op, ForOp)
-                                                   for op in knob.body.block.ops):
+    """A loop transform's knob holds its loop at the top level of its body or of the knobs
+    stacked inside it (an ML knob, on a whole function, holds the loop inside the function
+    it calls)."""
+    if knob_target(knob) != "function" and not _holds_loop(knob):
         raise VerifyException(f"a {spec.name} knob must contain an scf.for at the top level "
                               "of its body")
 
