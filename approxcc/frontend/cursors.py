@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 from clang.cindex import Cursor, CursorKind, Type, conf
@@ -19,12 +20,18 @@ def unsupported(what: str, c: Cursor) -> CompileError:
     return CompileError(f"{what} is not supported by the approxcc C frontend yet", location(c))
 
 
+@functools.cache
+def _var_decl_initializer():
+    """libclang's clang_Cursor_getVarDeclInitializer, which cindex does not wrap."""
+    get = conf.lib.clang_Cursor_getVarDeclInitializer
+    get.argtypes, get.restype = [Cursor], Cursor
+    return get
+
+
 def initializer(d: Cursor) -> Cursor | None:
     """A variable's `= init`, if it has one. Its children are no guide: they also hold the
     array bounds of its declarator (`double (*p)[n + 1]`, `int a[2 * n]`)."""
-    get = conf.lib.clang_Cursor_getVarDeclInitializer
-    get.argtypes, get.restype = [Cursor], Cursor
-    init = get(d)
+    init = _var_decl_initializer()(d)
     if init.is_null():
         return None
     init._tu = d._tu  # as cindex does for the cursors it returns
