@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import approxcc_ok, cc, output_of, run_binary, write_config
+from conftest import approxcc_ok, cc, output_of, run_approxcc, run_binary, write_config
 
 RUNTIME_LIB = r"""
 #include <stdio.h>
@@ -162,3 +162,42 @@ def test_tunable_binary_rejects_a_bad_config(project: Path) -> None:
         project, "bad", {"inner": {"value": 99}})})
     assert proc.returncode == 2
     assert "knob 'inner'" in proc.stderr and "outside its domain" in proc.stderr
+
+
+STACKED = r"""
+#include <stdio.h>
+int level(void) { return 7; }
+int sum(const int *a, int n) {
+  int s = 0;
+  #pragma approx loop_perforate knob(outer) values(1:2) %s
+  // @approx loop_perforate knob(inner) values(1, 4)
+  for (int i = 0; i < n; i++)
+    s += a[i];
+  return s;
+}
+int main(void) {
+  int a[100];
+  for (int i = 0; i < 100; i++) a[i] = i;
+  printf("%%d\n", sum(a, 100));
+  return 0;
+}
+"""
+
+
+def test_stacked_perforation_multiplies_the_steps(tmp_path: Path) -> None:
+    (tmp_path / "s.c").write_text(STACKED % "")
+    knobs = {"outer": {"value": 2}, "inner": {"value": 4}}
+    path = write_config(tmp_path / "c.json", knobs, program="s")
+    approxcc_ok("s.c", "--config", path, "-o", "static", cwd=tmp_path)
+    approxcc_ok("s.c", "--tunable", "-o", "tunable", cwd=tmp_path)
+    every_8th = str(sum(range(0, 100, 8)))
+    assert run(tmp_path / "static").strip() == every_8th
+    assert run(tmp_path / "tunable", path).strip() == every_8th
+    assert run(tmp_path / "tunable").strip() == "4950"
+
+
+def test_a_dynamic_knob_stacked_on_another_is_a_located_error(tmp_path: Path) -> None:
+    (tmp_path / "s.c").write_text(STACKED % "state(level()) thresholds(1) range(0:10)")
+    done = run_approxcc(["s.c", "-o", "s"], cwd=tmp_path)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "s.c:6:18: error: loop_perforate: a dynamic knob cannot be stacked" in done.stderr

@@ -6,14 +6,16 @@ recomputing the C induction variable from %k, so perforating by v is multiplying
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
+from xdsl.dialects import llvm
 from xdsl.dialects.arith import ConstantOp, IndexCastOp, MuliOp
 from xdsl.dialects.builtin import IndexType
 from xdsl.dialects.scf import ForOp
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
+from xdsl.traits import is_side_effect_free
 from xdsl.utils.exceptions import VerifyException
 
 from approxcc.diagnostics import CompileError
@@ -23,11 +25,23 @@ from approxcc.registry import KnobDomain, MLKnob, TransformSpec, register
 
 
 def target_loop(transform: TransformOp) -> ForOp | None:
-    """The first scf.for after the transform in its block."""
+    """The first scf.for after the transform in its block, or inside the knob stacked
+    after it (two annotations on one loop: the outer knob's loop is the inner one's)."""
     op = transform.next_op
-    while op is not None and not isinstance(op, ForOp):
+    while op is not None and not isinstance(op, ForOp | KnobOp):
         op = op.next_op
+    if isinstance(op, KnobOp):
+        return _first_loop(op)
     return op
+
+
+def _first_loop(knob: KnobOp) -> ForOp | None:
+    for op in knob.body.block.ops:
+        if isinstance(op, ForOp):
+            return op
+        if isinstance(op, KnobOp):
+            return _first_loop(op)
+    return None
 
 
 def _holds_loop(knob: KnobOp) -> bool:
@@ -70,12 +84,37 @@ class PerforateLoop(RewritePattern):
                                      at_loop).result
         else:
             factor = transform.dynamic_value
+            if loop.parent_op() is not transform.parent_op():
+                factor = _copied_into(factor, at_loop, rewriter, knob)
             if not isinstance(step_type, IndexType):
                 factor = rewriter.insert(IndexCastOp(factor, step_type), at_loop).result
         step = rewriter.insert(MuliOp(loop.step, factor), at_loop).result
         loop.operands[2] = step
         rewriter.notify_op_modified(loop)
         rewriter.erase(transform)
+
+
+def _copied_into(value: SSAValue, at: InsertPoint, rewriter: PatternRewriter,
+                 knob: KnobOp) -> SSAValue:
+    """`value` recomputed at `at`, inside the knob stacked on this one: a knob is isolated
+    from above, so the value crosses only if it depends on nothing of this knob's body but
+    what can be recomputed (a tunable build's load from the knob table is; a decision on
+    this knob's runtime state is not)."""
+    op = value.owner if isinstance(value, OpResult) else None
+    if op is None or op.regions or not _recomputable(op):
+        raise CompileError("loop_perforate: a dynamic knob cannot be stacked on another "
+                           "knob of its loop; make it the innermost annotation",
+                           knob.source_loc)
+    operands = [_copied_into(o, at, rewriter, knob) for o in op.operands]
+    copy = op.clone()
+    copy.operands = operands
+    rewriter.insert(copy, at)
+    return copy.results[cast(OpResult, value).index]
+
+
+def _recomputable(op: Operation) -> bool:
+    """Pure, or a read of a global (the knob table does not change inside a knob)."""
+    return isinstance(op, llvm.LoadOp | llvm.AddressOfOp) or is_side_effect_free(op)
 
 
 def _ml_label(v: Any) -> str | None:

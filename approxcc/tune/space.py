@@ -10,6 +10,13 @@ neighbouring values are neighbouring parameters):
   `NAME.d0..dN`. Thresholds are *sorted draws*: N integers in [lo, hi-N+1], sorted, plus
   their rank (t_i = sorted(x)_i + i), so every point of the search space decodes to strictly
   increasing thresholds in [lo, hi] (floats: N draws in [lo, hi], sorted).
+
+ML knobs come from the approx IR of a model (`knob_space`) or from a build's manifest.json
+for one target (`ml_knob_space`): there a variant IREE could not compile for the target
+(`failed.<target>`, a `--keep-going` build) is left out. A value that failed with every other
+knob exact is dropped from its knob; a failing combination of values is `unbuilt`, and
+`Encoding.decode` moves a configuration that would select it to the nearest one that does not
+(the knobs of the combination back to exact, last knob first), so the tuner never measures it.
 """
 
 from __future__ import annotations
@@ -18,11 +25,14 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from xdsl.dialects.builtin import IntegerType, ModuleOp
 
 from approxcc import registry
+from approxcc.diagnostics import CompileError
+from approxcc.dialect import ML_SOURCE_ATTR
 from approxcc.dialect.approx import KnobOp
 
 MODES = ("static", "dynamic", "both")
@@ -34,7 +44,7 @@ class Knob:
     name: str
     transform: str
     values: tuple[int, ...]
-    exact: int
+    exact: int | None     # None: no value is exact (an ML knob whose labels miss the exact one)
     dynamic: bool = False
     thresholds: int = 0
     range: tuple[int, int] = registry.DEFAULT_RANGE
@@ -52,15 +62,47 @@ class Knob:
         return [lo + step * (i + 1) for i in range(self.thresholds)]
 
 
+Choice = tuple[tuple[str, int | None], ...]   # (knob, config value) of one ML variant
+
+
 @dataclass(frozen=True)
 class KnobSpace:
     knobs: tuple[Knob, ...]
+    unbuilt: tuple[Choice, ...] = ()   # ML variants with no binary for the target
 
     def __getitem__(self, name: str) -> Knob:
         return next(k for k in self.knobs if k.name == name)
 
     def exact_config(self) -> KnobConfig:
-        return {k.name: {"value": k.exact} for k in self.knobs}
+        """Every knob at its exact value (a knob without one is left out: that is exact)."""
+        return {k.name: {"value": k.exact} for k in self.knobs if k.exact is not None}
+
+    def selects(self, config: KnobConfig, choice: Choice) -> bool:
+        """`config` may run the variant `choice` (a decision tree, on one of its leaves)."""
+        for name, value in choice:
+            entry = config.get(name)
+            if entry is None:
+                if value != self[name].exact:
+                    return False
+            elif value not in entry.get("decisions", [entry.get("value")]):
+                return False
+        return True
+
+    def built(self, config: KnobConfig) -> KnobConfig:
+        """`config`, or the nearest configuration that selects no unbuilt variant."""
+        config = dict(config)
+        while (bad := next((c for c in self.unbuilt if self.selects(config, c)), None)):
+            name, value = next((n, v) for n, v in reversed(bad) if v != self[n].exact)
+            exact = self[name].exact
+            entry = config[name]
+            if "decisions" in entry and exact is not None:
+                config[name] = entry | {"decisions": [exact if d == value else d
+                                                      for d in entry["decisions"]]}
+            elif exact is None:
+                del config[name]
+            else:
+                config[name] = {"value": exact}
+        return canonical(config)
 
     def has_dynamic(self) -> bool:
         return any(k.dynamic for k in self.knobs)
@@ -71,22 +113,27 @@ class KnobSpace:
         for k in self.knobs:
             keep = set(allowed.get(k.name, k.values)) | {k.exact}
             knobs.append(replace(k, values=tuple(v for v in k.values if v in keep)))
-        return KnobSpace(tuple(knobs))
+        return KnobSpace(tuple(knobs), self.unbuilt)
 
     def to_json(self) -> list[dict[str, Any]]:
-        return [k.__dict__ | {"values": list(k.values), "range": list(k.range)}
-                for k in self.knobs]
+        """The knobs (and, when some ML variant is unbuilt, a last entry listing them)."""
+        knobs = [k.__dict__ | {"values": list(k.values), "range": list(k.range)}
+                 for k in self.knobs]
+        return knobs + ([{"unbuilt": [dict(c) for c in self.unbuilt]}] if self.unbuilt else [])
 
     @staticmethod
     def from_json(data: list[dict[str, Any]]) -> KnobSpace:
+        unbuilt = tuple(tuple(c.items()) for d in data for c in d.get("unbuilt", []))
         return KnobSpace(tuple(Knob(**(d | {"values": tuple(d["values"]),
-                                            "range": tuple(d["range"])})) for d in data))
+                                            "range": tuple(d["range"])}))
+                               for d in data if "unbuilt" not in d), unbuilt)
 
 
 def knob_space(modules: list[ModuleOp]) -> KnobSpace:
     """Every approx.knob of the modules, in program order."""
     knobs: dict[str, Knob] = {}
     for module in modules:
+        ml_exact = _ml_exact(module) if ML_SOURCE_ATTR in module.attributes else None
         for op in module.walk():
             if not isinstance(op, KnobOp) or op.knob_name.data in knobs:
                 continue
@@ -96,7 +143,8 @@ def knob_space(modules: list[ModuleOp]) -> KnobSpace:
             values_attr = op.param("values")
             values = tuple(a.value.data for a in values_attr.data) if values_attr else \
                 (spec.exact,)
-            knob = Knob(op.knob_name.data, transform, values, spec.exact,
+            exact = spec.exact if ml_exact is None else ml_exact.get(op.knob_name.data)
+            knob = Knob(op.knob_name.data, transform, values, exact,
                         loc=op.loc.data if op.loc else "",
                         ordered=spec.domain is None or spec.domain.ordered)
             if op.is_dynamic:
@@ -110,6 +158,61 @@ def knob_space(modules: list[ModuleOp]) -> KnobSpace:
                                float_state=not isinstance(op.args[0].type, IntegerType))
             knobs[knob.name] = knob
     return KnobSpace(tuple(knobs.values()))
+
+
+def _ml_exact(module: ModuleOp) -> dict[str, int]:
+    """Knob -> exact config value of an ML module: the `approx.choice` of each decorated
+    function's exact variant (the callee inside its knobs). For C the registry's exact value
+    is a knob value; for ML it is an index into the knob's labels, wherever the exact one is."""
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import DictionaryAttr
+
+    from approxcc.ml.ir import CHOICE_ATTR, FUNCTION_ATTR
+
+    funcs = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
+    exact: dict[str, int] = {}
+    for public in funcs.values():
+        if FUNCTION_ATTR not in public.attributes:
+            continue
+        call = next(op for op in public.walk() if isinstance(op, func.CallOp))
+        choice = funcs[call.callee.root_reference.data].attributes[CHOICE_ATTR]
+        assert isinstance(choice, DictionaryAttr)  # verified: every variant has one
+        exact |= {name: value.value.data for name, value in choice.data.items()}
+    return exact
+
+
+def ml_knob_space(manifest: str | Path, target: str) -> KnobSpace:
+    """The knobs of an ML build (`approxcc model.py -o OUT`; `OUT/manifest.json`) as built
+    for `target`: values that did not compile for it alone are dropped, combinations that
+    did not compile are `unbuilt` (see the module docstring)."""
+    data = json.loads(Path(manifest).read_text())
+    if target not in data["targets"]:
+        raise CompileError(f"{manifest}: not built for target {target} "
+                           f"(built: {', '.join(data['targets'])})")
+    knobs: list[Knob] = []
+    unbuilt: list[Choice] = []
+    for fn in data["functions"].values():
+        exact = {k["name"]: k["exact"] for k in fn["knobs"]}
+        failed = set(fn["failed"].get(target, []))
+        if any(v["id"] in failed and v["choice"] == exact for v in fn["variants"]):
+            raise CompileError(f"{manifest}: the exact variant of '{fn['loc']}' did not "
+                               f"compile for {target}: nothing to tune")
+        choices = [tuple((k["name"], v["choice"][k["name"]]) for k in fn["knobs"]
+                         if v["choice"][k["name"]] != k["exact"])
+                   for v in fn["variants"] if v["id"] in failed]
+        alone = {c[0] for c in choices if len(c) == 1}
+        unbuilt += [c for c in choices if not any(a in c for a in alone)]
+        for k in fn["knobs"]:
+            spec = registry.get(k["transform"])
+            values = tuple(v for v in k["domain"] if (k["name"], v) not in alone)
+            knob = Knob(k["name"], k["transform"], values, k["exact"], loc=k["loc"],
+                        ordered=spec is None or spec.domain is None or spec.domain.ordered)
+            if k["state"] is not None:
+                knob = replace(knob, dynamic=True, thresholds=k["thresholds"],
+                               range=tuple(int(x) if float(x).is_integer() else x
+                                           for x in k["range"]), float_state=True)
+            knobs.append(knob)
+    return KnobSpace(tuple(knobs), tuple(unbuilt))
 
 
 def canonical(config: KnobConfig) -> KnobConfig:
@@ -185,7 +288,7 @@ class Encoding:
             decisions = [k.values[data.get(f"{k.name}.d{j}", 0)]
                          for j in range(k.thresholds + 1)]
             config[k.name] = {"thresholds": thresholds, "decisions": decisions}
-        return canonical(config)
+        return self.space.built(config)
 
     def encode(self, config: KnobConfig) -> dict[str, Any] | None:
         """Parameters for `config`, or None when it is not in this (restricted) space."""
