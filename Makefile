@@ -26,9 +26,12 @@ $(STAMP): pyproject.toml Makefile
 demo: setup
 	$(BIN)/python examples/perforation/demo.py
 
+# One pytest worker per core (pytest-xdist), a test file per worker at a time: a file's
+# module-scoped builds are made once.
+TEST_JOBS ?= $(shell nproc)
 test: setup
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -q -x tests
+	$(BIN)/python -m pytest -q -x -n $(TEST_JOBS) --dist loadfile tests
 	$(BIN)/lit -sv tests/lit
 
 bench: setup
