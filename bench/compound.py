@@ -17,6 +17,13 @@ For each system (default: every examples/systems/*/system.toml except tiny's):
    ship (dynamic unless the static one is faster on the *tuning* questions: eval never
    chooses) as examples/systems/<system>/configs/budget-{3,6,9}.json.
 
+`--llm` measures the LLM variants instead, side by side on the exact prompts of rag_bm25's
+first `--tune-questions` (interleaved, `--repeats` rounds, medians): seconds per answer of a
+prefill and a 10-token decode, for each model, under jax.jit, for the exact model also under
+IREE (prefill and decode, f32 and W8A8: `--whole-iree`), and the pipeline's variants
+(jax.jit prefill, then a W8A8 / restricted-vocabulary decode), with IREE's compile seconds
+when a vmfb was not cached yet.
+
 Time: about 3 s of LLM per question on a 2-core machine. The defaults (20 tune questions,
 40 eval questions, 4 minutes per mode) take about 20-25 minutes per system: the exact runs
 (~1 min tune, ~2 min eval), 2 x 4 min of tuning, then the tuner's validation of its fronts
@@ -24,6 +31,7 @@ and the picks on eval (stage results are cached, so repeats and the exact runs a
 
     python bench/compound.py [SYSTEM ...] [--tune-questions 20] [--eval-limit 40]
                              [--minutes 4] [--out DIR] [--json FILE] [--no-configs]
+    python bench/compound.py --llm [--tune-questions 6] [--repeats 3] [--whole-iree]
 
 `--out` (default build/bench-compound) gets the tuners' results DBs, per-mode configurations
 and plots, and results.json.
@@ -34,6 +42,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
+import statistics
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -193,6 +204,88 @@ def fig6(results: list[dict[str, Any]]) -> Table:
     return t
 
 
+def llm_speed(args: argparse.Namespace) -> dict[str, Any]:
+    """Seconds per answer (prefill + 10 decode steps) of each LLM variant, interleaved."""
+    from workloads.models.decode import prompt_ids
+
+    system = load_system(str(SYSTEMS / "rag_bm25"))
+    system.build(args.out / "llm-build")
+    pipe = system.pipeline
+    llm = pipe.llm
+    lm = sys.modules[type(llm).__module__]      # common/llm.py, loaded by path
+    lib = system.library.load(None)
+    prompts = []
+    for q in load_questions(system.project.tune_questions, args.tune_questions):
+        ids, scores = pipe.retrieve(lib, q.question)
+        prompts.append(pipe.prompt(q.question, ids, pipe.select(lib, ids, scores)))
+    rows: dict[str, dict[str, Any]] = {}
+    for model, name in enumerate(pipe.model_names):
+        texts = [prompt_ids(llm.base(model), p, chat=False) for p in prompts]
+        longest = max(len(t) for t in texts)
+        prefill_len = -(-longest // 32) * 32
+        exact = llm.prefill_runner(model, 0)
+        pairs: dict[str, tuple[Any, Any]] = {"jax f32 (exact)": (exact, exact)}
+        # the whole model under IREE: for the exact model only (is it faster than XLA?)
+        for quant, label in ((0, "f32"), (1, "w8a8")) if model == 0 and args.whole_iree else ():
+            t0 = time.perf_counter()
+            runner = lm.iree_runner(llm.model(model, 0, quant), prefill_len=prefill_len,
+                                    variant=f"{label}-bench")
+            rows[f"{name} iree {label}"] = {"compile_s": runner.compile_s,
+                                            "build_s": time.perf_counter() - t0}
+            pairs[f"iree {label} (prefill {prefill_len})"] = (runner, runner)
+        for label, variant in (("jax + w8a8 decode", lm.Variant(model, quant=1)),
+                               ("jax + w8a8+corpus-vocab decode",
+                                lm.Variant(model, quant=1, vocab=1)),
+                               ("jax + corpus-vocab decode", lm.Variant(model, vocab=1))):
+            t0 = time.perf_counter()
+            compile_s = llm.prepare([variant])
+            rows[f"{name} {label}"] = {"compile_s": compile_s,
+                                       "build_s": time.perf_counter() - t0}
+            pairs[label] = (exact, llm.decode_runner(variant))
+        times: dict[str, list[float]] = {k: [] for k in pairs}
+        tokens: dict[str, list[list[int]]] = {k: [] for k in pairs}
+        for rep in range(args.repeats + 1):     # round 0 compiles (XLA) and is not counted
+            for ids in texts:
+                for label, (prefill, decoder) in pairs.items():
+                    seconds, out = _answer(lm.hand_over, prefill, decoder, ids)
+                    if rep:
+                        times[label].append(seconds)
+                    if rep == 1:
+                        tokens[label].append(out)
+        base = statistics.median(times["jax f32 (exact)"])
+        for label in pairs:
+            med = statistics.median(times[label])
+            same = [a == b for a, b in zip(tokens[label], tokens["jax f32 (exact)"],
+                                           strict=True)]
+            rows.setdefault(f"{name} {label}", {}).update(
+                {"seconds_per_answer": med, "speedup_vs_jax": base / med,
+                 "same_10_tokens": sum(same) / len(same)})
+    result = {"prompts": len(prompts), "repeats": args.repeats,
+              "load_average": os.getloadavg(), "rows": rows}
+    t = Table(title=f"LLM variants: {len(prompts)} rag_bm25 prompts x {args.repeats} rounds, "
+                    f"prefill + 10 decode steps (load {os.getloadavg()[0]:.1f})")
+    for col in ("variant", "s / answer", "× vs jax", "same 10 tokens", "iree compile s"):
+        t.add_column(col, justify="right")
+    for label, row in rows.items():
+        if "seconds_per_answer" in row:
+            t.add_row(label, f"{row['seconds_per_answer']:.3f}", f"{row['speedup_vs_jax']:.2f}×",
+                      f"{row['same_10_tokens']:.0%}", f"{row.get('compile_s', 0.0):.0f}")
+    console.print(t)
+    return result
+
+
+def _answer(hand_over: Any, prefill: Any, decoder: Any, ids: list[int]
+            ) -> tuple[float, list[int]]:
+    t0 = time.perf_counter()
+    logits = prefill.prefill(ids)
+    hand_over(prefill, decoder)
+    out = []
+    for pos in range(len(ids), len(ids) + 10):
+        out.append(int(logits.argmax()))
+        logits = decoder.decode(out[-1], pos)
+    return time.perf_counter() - t0, out
+
+
 def bench_system(where: Path, args: argparse.Namespace) -> dict[str, Any]:
     system = load_system(str(where))
     tune_n, eval_n = subset(system, args.tune_questions, args.eval_limit)
@@ -200,6 +293,10 @@ def bench_system(where: Path, args: argparse.Namespace) -> dict[str, Any]:
     console.rule(f"{system.name}: {tune_n} tune / {eval_n} eval questions, "
                  f"{args.minutes:g} min per mode")
     system.build(out / "profile-build")
+    began = time.perf_counter()
+    compile_s = system.pipeline.prepare()
+    console.print(f"model variants built in {time.perf_counter() - began:.0f} s "
+                  f"(IREE compiling {compile_s:.0f} s of it; cached for later runs)")
     prof = profile(system, tune_n)
     console.print(profile_table(system.name, prof))
     picks: list[dict[str, Any]] = []
@@ -228,6 +325,12 @@ def main() -> None:
                         help="tuning time limit per mode (default 4)")
     parser.add_argument("--budgets", default="3,6,9", help="QoS budgets in %% (default 3,6,9)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--llm", action="store_true",
+                        help="measure the LLM variants side by side instead (see above)")
+    parser.add_argument("--repeats", type=int, default=3, help="--llm: rounds (default 3)")
+    parser.add_argument("--whole-iree", action="store_true",
+                        help="--llm: also Gemma's prefill and decode both under IREE (four "
+                             "more vmfbs to compile the first time)")
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "bench-compound",
                         help="results DBs and plots (default build/bench-compound)")
     parser.add_argument("--json", type=Path, default=None,
@@ -239,6 +342,9 @@ def main() -> None:
     args.out = args.out.resolve()
     args.json = args.json or args.out / "results.json"
     args.json.parent.mkdir(parents=True, exist_ok=True)
+    if args.llm:
+        args.json.write_text(json.dumps(llm_speed(args), indent=2) + "\n")
+        return
     folders = args.systems or sorted(p.parent for p in SYSTEMS.glob("*/system.toml")
                                      if p.parent.name != "tiny")
     results = []

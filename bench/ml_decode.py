@@ -17,10 +17,14 @@ For each model (SmolLM2-135M, Gemma 3 270M) and variant it reports:
   prompts, same thread count, when it is installed.
 
 Variants: ``f32`` (exact), ``bf16``/``f16`` (matrices stored narrow), ``int8`` (weight-only,
-group 64), ``w8a8`` (int8 weights per channel x int8 activations, int32 accumulation),
-``int4`` (groups of 32, two codes a byte); ``+vocab`` restricts the output head to the
+per channel, in tiles of 32 rows), ``int8g64`` (weight-only, groups of 64), ``w8a8`` (int8
+weights per channel x int8 activations, int32 accumulation), ``w8a16`` (the same product
+against two int8 digits of each activation), ``int4`` (groups of 32, two codes a byte);
+``+vocab`` restricts the output head to the
 ``VOCAB`` most frequent tokens of the Wikipedia summaries, ``+skipN`` drops N layers from
-the middle. Compiled vmfbs are cached under ``~/.cache/approxcc/models``.
+the middle. Compiled vmfbs are cached under ``~/.cache/approxcc/models``. The decode runners
+of a model are built together (they take turns) and freed before the prefill runners,
+which are built one prompt length at a time.
 
 Usage: ``python bench/ml_decode.py [--models smollm2 gemma3] [--variants f32 w8a8 ...]
 [--tokens 24] [--repeats 3] [--json PATH]``. The machine is small and shared: read the
@@ -30,6 +34,7 @@ figures as ratios taken under whatever load there was.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import time
@@ -83,12 +88,17 @@ PREFILL_LENGTHS = (128, 512)
 MAX_LEN = 640            # a 512-token prompt and its answer
 VOCAB = 16384
 PREFILL_VARIANTS = ("f32", "w8a8")
-DEFAULT_VARIANTS = ["f32", "bf16", "f16", "int8", "w8a8", "int4", "w8a8+vocab"]
+TILE = 32                # rows of an int8 weight's tile
+DEFAULT_VARIANTS = ["f32", "bf16", "f16", "int8", "w8a8", "int4", "int8+vocab", "w8a8+vocab"]
 
 
 def shortlist(model: DecoderModel) -> np.ndarray:
+    """About ``VOCAB`` frequent tokens, a multiple of ``TILE`` (int8's head in tiles)."""
     texts = [a.extract for a in wiki.load_summaries()[:4000]]
-    return frequent_tokens(model, texts, VOCAB)
+    n = VOCAB
+    while len(ids := frequent_tokens(model, texts, n)) % TILE:
+        n -= len(ids) % TILE
+    return ids
 
 
 def variant_model(model: DecoderModel, variant: str) -> DecoderModel:
@@ -106,8 +116,10 @@ def variant_model(model: DecoderModel, variant: str) -> DecoderModel:
         "f32": lambda p: p,
         "bf16": lambda p: cast_matrices(p, "bfloat16"),
         "f16": lambda p: cast_matrices(p, "float16"),
-        "int8": lambda p: quantize_int8(p, group=64),
+        "int8": lambda p: quantize_int8(p, block=TILE),
+        "int8g64": lambda p: quantize_int8(p, group=64),
         "w8a8": lambda p: quantize_int8(p, activations="int8"),
+        "w8a16": lambda p: quantize_int8(p, activations="int16"),
         "int4": lambda p: quantize_int4(p, group=32),
     }
     if precision not in rewrite:
@@ -212,7 +224,7 @@ def time_prefill(runs: dict[str, Any], ids: list[int], repeats: int) -> dict[str
 
 
 def llama_cpp_row(model: DecoderModel, path: Path, tokens: int, repeats: int,
-                  threads: int) -> Row | None:
+                  threads: int, prefill_lengths: list[int]) -> Row | None:
     """llama.cpp on the GGUF file itself (its own quantization), our token ids."""
     try:
         import llama_cpp
@@ -237,7 +249,7 @@ def llama_cpp_row(model: DecoderModel, path: Path, tokens: int, repeats: int,
     logits = np.asarray(llm.scores[:len(ids) - 1], np.float64)
     logp = logits - np.logaddexp.reduce(logits, axis=1, keepdims=True)
     row.nll = float(-np.mean(logp[np.arange(len(ids) - 1), ids[1:]]))
-    for n in PREFILL_LENGTHS:
+    for n in prefill_lengths:
         prompt = long_prompt(model, n)
 
         def run(p: list[int]) -> None:
@@ -266,12 +278,13 @@ def bench_model(name: str, variants: list[str], args: argparse.Namespace, bandwi
     rows: list[Row] = []
     runners: list[IreeRunner] = []
     exact: dict[str, list[int]] = {}
+    prefill_models: dict[str, DecoderModel] = {}  # stacked, for the prefill runners
     for variant in variants:
         m = variant_model(model, variant)
-        # prefill is timed on the exact model and W8A8; the others feed prompts through
-        # decode steps (one compilation less each)
-        prefill_len = PREFILL_LENGTHS[0] if variant in PREFILL_VARIANTS else 0
-        runner = IreeRunner(m, max_len=MAX_LEN, variant=variant, prefill_len=prefill_len)
+        # decode only: prompts go through decode steps here; prefill is timed below
+        runner = IreeRunner(m, max_len=MAX_LEN, variant=variant, prefill_len=0)
+        if variant in PREFILL_VARIANTS:
+            prefill_models[variant] = runner.model
         row = Row(name, variant, bytes_per_token=bytes_per_token(runner.model.params),
                   compile_s=runner.compile_s, nll=nll(m, text_ids),
                   coverage=coverage(m, text_ids))
@@ -287,26 +300,24 @@ def bench_model(name: str, variants: list[str], args: argparse.Namespace, bandwi
         row.decode_ms = ms
         console.print(f"  {row.variant}: decode {ms:.1f} ms/token, floor {row.floor_ms:.1f} ms "
                       f"({row.floor_share():.0%}), agreement {row.agreement:.2f}")
+    del runners, runner
+    gc.collect()
     # prefill of 128 and 512 tokens: the exact model and W8A8, beside jax.jit
-    jax_runner = JaxRunner(model, MAX_LEN)
-    for n in PREFILL_LENGTHS:
+    by_variant = {row.variant: row for row in rows}
+    for n in args.prefill_lengths:
         prompt = long_prompt(model, n)
-        runs: dict[str, Any] = {"jax": jax_runner.prefill}
-        for row, runner in zip(rows, runners, strict=True):
-            if row.variant not in PREFILL_VARIANTS:
-                continue
-            if n == PREFILL_LENGTHS[0]:
-                runs[row.variant] = runner.prefill
-            else:
-                long_runner = IreeRunner(runner.model, max_len=MAX_LEN, prefill_len=n,
-                                         variant=row.variant)
-                row.compile_s += long_runner.compile_s
-                runs[row.variant] = long_runner.prefill
+        runs: dict[str, Any] = {"jax": JaxRunner(model, MAX_LEN).prefill}
+        for variant, m in prefill_models.items():
+            runs[variant] = IreeRunner(m, max_len=MAX_LEN, prefill_len=n,
+                                       variant=variant).prefill
+            by_variant[variant].compile_s += runs[variant].__self__.compile_s
         seconds = time_prefill(runs, prompt, args.repeats)
-        for row, runner in zip(rows, runners, strict=True):
+        del runs
+        gc.collect()
+        for row in rows:
             if row.variant in seconds:
                 row.prefill_tok_s[n] = n / seconds[row.variant]
-                flops = prefill_flops(runner.model.params, n)
+                flops = prefill_flops(prefill_models[row.variant].params, n)
                 row.prefill_gflops[n] = flops / seconds[row.variant] / 1e9
             row.jax_prefill_tok_s[n] = n / seconds["jax"]
         console.print(f"  prefill {n}: " + ", ".join(f"{k} {n / s:.0f} tok/s"
@@ -344,6 +355,8 @@ def main() -> None:
     parser.add_argument("--variants", nargs="+", default=DEFAULT_VARIANTS)
     parser.add_argument("--tokens", type=int, default=24)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--prefill-lengths", type=int, nargs="*", default=list(PREFILL_LENGTHS),
+                        help="prompt lengths of the prefill timings (none: decode only)")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1,
                         help="llama.cpp threads (IREE's local-task uses every core)")
     parser.add_argument("--json", type=Path)
@@ -359,7 +372,8 @@ def main() -> None:
         if args.json:  # after every step: a later one may not finish
             write_json(args.json, rows, {"bandwidth_gb_s": bandwidth, "matmul_gflop_s": peak})
         model = load_model(name)
-        peer = llama_cpp_row(model, MODELS[name][0](), args.tokens, args.repeats, args.threads)
+        peer = llama_cpp_row(model, MODELS[name][0](), args.tokens, args.repeats, args.threads,
+                             args.prefill_lengths)
         if peer is None:
             console.print("  llama.cpp: llama-cpp-python is not installed (the bench extra)")
             continue

@@ -168,16 +168,30 @@ class External:
                 proc.wait()
 
 
+def evaluations(db: Path) -> int:
+    with sqlite3.connect(db) as conn:
+        return conn.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0]
+
+
 def parallel_speed(work: Path, rounds: int, seconds: float) -> None:
+    """Search evaluations per minute per engine, and CPU seconds per evaluation (tuner,
+    workers and runs together, over the whole tune): on a machine others load, an engine
+    that gets fewer cores than it has workers shows a lower rate at the same CPU cost."""
+    import os
+
     example = small_example(work)
-    rates: dict[str, list[float]] = {"parallel 1": [], "parallel 2": [],
-                                     "external 2 workers": []}
+    names = ("parallel 1", "parallel 2", "external 2 workers")
+    rates: dict[str, list[float]] = {name: [] for name in names}
+    costs: dict[str, list[float]] = {name: [] for name in names}
+    cores: dict[str, list[float]] = {name: [] for name in names}
+    loads = []
     for n in range(rounds):
-        for name in rates:   # interleaved: drift on the shared machine hits every setting
+        for name in names:   # interleaved: drift on the shared machine hits every setting
             out = work / f"{name.replace(' ', '-')}-{n}"
             opts = TuneOptions([0.01, 0.02], out, time_limit=seconds, seed=n, mode="dynamic",
                                screening=False, confirm_repeats=0,
                                parallel=2 if name == "parallel 2" else 1)
+            cpu, wall = _cpu(children=True), time.perf_counter()
             cluster = External(work / f"cluster-{n}", 2) if name.startswith("external") \
                 else None
             try:
@@ -187,18 +201,28 @@ def parallel_speed(work: Path, rounds: int, seconds: float) -> None:
             finally:
                 if cluster is not None:
                     cluster.close()
+            cpu, wall = _cpu(children=True) - cpu, time.perf_counter() - wall
             rate, count = search_rate(out / "results.db")
             rates[name].append(rate)
-            console.print(f"round {n + 1}: {name}: {rate:.1f} evaluations/min ({count})")
+            costs[name].append(cpu / evaluations(out / "results.db"))
+            cores[name].append(cpu / wall)
+            loads.append(os.getloadavg()[0])
+            console.print(f"round {n + 1}: {name}: {rate:.1f} evaluations/min ({count}), "
+                          f"{costs[name][-1]:.3f} CPU s / evaluation, {cores[name][-1]:.2f} "
+                          f"cores, load {loads[-1]:.1f}")
     t = Table(title=f"search evaluations per minute, examples/tune ({seconds:.0f} s of "
-                    f"search, {rounds} interleaved rounds; median)")
-    for col in ("engine", "evals / min", "rounds", "× parallel 1"):
+                    f"search, {rounds} interleaved rounds; median; load average "
+                    f"{min(loads):.1f}–{max(loads):.1f})")
+    for col in ("engine", "evals / min", "rounds", "× parallel 1", "CPU s / eval",
+                "cores used"):
         t.add_column(col, justify="right")
     base = statistics.median(rates["parallel 1"])
     for name, values in rates.items():
         med = statistics.median(values)
         t.add_row(name, f"{med:.1f}", " ".join(f"{v:.0f}" for v in values),
-                  f"{med / base:.2f}×" if base else "-")
+                  f"{med / base:.2f}×" if base else "-",
+                  f"{statistics.median(costs[name]):.3f}",
+                  f"{statistics.median(cores[name]):.2f}")
     console.print(t)
 
 
@@ -277,12 +301,14 @@ def overhead(work: Path, tasks: int, rounds: int) -> None:
     console.print(t)
 
 
-def _cpu() -> float:
-    """CPU seconds of this process (the tuner: OpenTuner, the DB, the Dask client)."""
+def _cpu(children: bool = False) -> float:
+    """CPU seconds of this process (the tuner: OpenTuner, the DB, the Dask client), and with
+    `children` of every child process it has waited for (the worker processes of a cluster
+    once it is closed, the runs of an in-process tuner)."""
     import resource
 
-    use = resource.getrusage(resource.RUSAGE_SELF)
-    return use.ru_utime + use.ru_stime
+    who = [resource.RUSAGE_SELF] + ([resource.RUSAGE_CHILDREN] if children else [])
+    return sum(u.ru_utime + u.ru_stime for u in map(resource.getrusage, who))
 
 
 def simulate(work: Path, eval_seconds: float, seconds: float, counts: list[int]) -> None:

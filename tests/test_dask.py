@@ -3,7 +3,6 @@ from the CLI, one worker SIGKILLed mid-run, one joining late, the scheduler kill
 
 from __future__ import annotations
 
-import shutil
 import signal
 import socket
 import sqlite3
@@ -15,13 +14,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from test_tune import Synthetic, small_example
 
 from approxcc.diagnostics import CompileError
 from approxcc.tune import CProgram, TuneOptions, tune
 
-ROOT = Path(__file__).resolve().parents[1]
 DASK = str(Path(sys.executable).parent / "dask")
-EXAMPLE = ROOT / "examples" / "tune"
 
 
 def free_port() -> int:
@@ -111,10 +109,7 @@ def wait_until(cond: Callable[[], bool], seconds: float) -> None:
 
 def test_worker_killed_late_worker_scheduler_lost_and_resume(cluster: Cluster,
                                                              tmp_path: Path) -> None:
-    example = tmp_path / "example"
-    shutil.copytree(EXAMPLE, example, ignore=shutil.ignore_patterns("tuned"))
-    for extra in sorted((example / "inputs" / "eval").iterdir())[2:]:
-        extra.unlink()
+    example = small_example(tmp_path, evals=2, shorter=2)
     out = tmp_path / "out"
     db = out / "results.db"
 
@@ -149,7 +144,7 @@ def test_worker_killed_late_worker_scheduler_lost_and_resume(cluster: Cluster,
           f"({searched} search)")
 
     # 2. the scheduler goes away: a clear error, what finished stays
-    thread, errors = in_thread(lambda: tune(CProgram.load(str(example)), options(24)))
+    thread, errors = in_thread(lambda: tune(CProgram.load(str(example)), options(18)))
     wait_until(lambda: len(rows(db, "phase = 'search'")) >= searched + 2, 60)
     cluster.procs[0].send_signal(signal.SIGKILL)
     thread.join(90)
@@ -166,7 +161,7 @@ def test_worker_killed_late_worker_scheduler_lost_and_resume(cluster: Cluster,
     cluster.scheduler()
     cluster.worker()
     cluster.wait_for_workers(1)
-    tune(CProgram.load(str(example)), options(24))
+    tune(CProgram.load(str(example)), options(18))
     resumed = rows(db)
     assert resumed[:len(interrupted)] == interrupted
     assert len(resumed) > len(interrupted)
@@ -178,13 +173,10 @@ def test_worker_killed_late_worker_scheduler_lost_and_resume(cluster: Cluster,
 
 
 def test_parallel_starts_a_local_cluster_and_only_the_tuner_writes(tmp_path: Path) -> None:
-    example = tmp_path / "example"
-    shutil.copytree(EXAMPLE, example, ignore=shutil.ignore_patterns("tuned"))
-    for extra in sorted((example / "inputs" / "eval").iterdir())[2:]:
-        extra.unlink()
+    example = small_example(tmp_path, evals=2, shorter=4)
     out = tmp_path / "out"
     tune(CProgram.load(str(example)),
-         TuneOptions([0.02], out, mode="static", max_evals=10, parallel=2, screening=False,
+         TuneOptions([0.02], out, mode="static", max_evals=6, parallel=2, screening=False,
                      confirm_repeats=1, confirm_candidates=1))
     measured = rows(out / "results.db", "phase = 'search'")
     assert len({r[5] for r in measured}) == 2               # both worker processes measured
@@ -195,4 +187,4 @@ def test_parallel_starts_a_local_cluster_and_only_the_tuner_writes(tmp_path: Pat
 def test_unreachable_scheduler_is_a_clear_error(tmp_path: Path) -> None:
     opts = TuneOptions([0.02], tmp_path / "out", cluster=f"tcp://127.0.0.1:{free_port()}")
     with pytest.raises(CompileError, match="cannot reach a Dask scheduler"):
-        tune(CProgram.load(str(EXAMPLE)), opts)
+        tune(Synthetic(), opts)

@@ -51,7 +51,9 @@ def _tolerance(module: ModuleType, fn: str, choice: dict[str, int | None]) -> fl
     labels = {k.transform: k.label(choice[k.name]) for k in afn.knobs
               if choice[k.name] is not None}
     if labels.get("precision") == "bf16":
-        return 3e-2
+        # IREE's data-tiled bf16 matmuls round elsewhere than XLA's: the two are as far apart
+        # as either is from f32 (tiny_decoder, bf16 + w8a8: 0.095 apart, 0.10 and 0.13 off)
+        return 5e-2
     if labels.get("precision") == "f16" or labels.get("quantize") == "w8a8":
         return 1e-2
     return 1e-5
@@ -181,11 +183,12 @@ def test_runtime_switches_variant_with_state(decoder: tuple[ModuleType, Manifest
                                rtol=1e-5, atol=1e-5)
     score["value"] = 50.0                  # a state equal to a threshold takes the upper leaf
     assert step.choice(tokens, pos)["llm"] == 1
-    # weights stay resident: the same device arrays serve every later call
-    resident = [id(a) for a in step._loaded[step.last_variant].weights]
+    # weights stay resident: one context (its globals initialised once) serves every later
+    # call, one parameter module per weights file
+    resident = id(step._loaded[step.last_variant].invoke)
     step(tokens, pos)
-    assert [id(a) for a in step._loaded[step.last_variant].weights] == resident
-    assert len(prog._weights) == 2
+    assert id(step._loaded[step.last_variant].invoke) == resident
+    assert len(prog._parameters) == 2
     # `states=` overrides the registry
     other = load(manifest.path, config={"knobs": {"llm": {"thresholds": [50],
                                                           "decisions": [1, 0]}}},

@@ -142,8 +142,9 @@ def test_weight_rewrites_keep_the_model_close(smol: DecoderModel) -> None:
         exact, rel=0.02)
     assert nll(tiny.with_params(quantize_int8(tiny.params)), ids) == pytest.approx(
         exact, rel=0.02)
-    w8a8 = quantize_int8(tiny.params, activations="int8")
-    assert nll(tiny.with_params(w8a8), ids) == pytest.approx(exact, rel=0.02)
+    for rewrite in ({"block": 32}, {"activations": "int8"}, {"activations": "int16"}):
+        quantized = tiny.with_params(quantize_int8(tiny.params, **rewrite))
+        assert nll(quantized, ids) == pytest.approx(exact, rel=0.02), rewrite
     assert nll(tiny.with_params(quantize_int4(tiny.params)), ids) == pytest.approx(
         exact, rel=0.15)
 
@@ -202,7 +203,8 @@ def test_text_tokenizer_without_template_rejects_chat(gemma_gguf: GGUFFile) -> N
         tok.apply_chat_template([{"role": "user", "content": "Hi"}])
 
 
-@pytest.mark.parametrize("variant", ["float32", "bfloat16", "float16", "int8", "w8a8", "int4"])
+@pytest.mark.parametrize("variant", ["float32", "bfloat16", "float16", "int8", "int8-tiles",
+                                     "w8a8", "w8a16", "int4"])
 def test_iree_linear_reads_the_narrow_weight(variant: str, tmp_path: Path) -> None:
     """A weight is a parameter: whatever IREE derives from it alone (a transpose) runs once
     in the initializer, and on every call one dispatch reads the stored weight and widens it
@@ -229,11 +231,13 @@ def test_iree_linear_reads_the_narrow_weight(variant: str, tmp_path: Path) -> No
     rewritten = {"float32": params, "bfloat16": cast_matrices(params, "bfloat16"),
                  "float16": cast_matrices(params, "float16"),
                  "int8": quantize_int8(params, 64),
+                 "int8-tiles": quantize_int8(params, block=32),
                  "w8a8": quantize_int8(params, activations="int8"),
+                 "w8a16": quantize_int8(params, activations="int16"),
                  "int4": quantize_int4(params, 32)}[variant]
     w = rewritten["w"]
     mode = decode_mode(rewritten)
-    assert mode == ("reduce" if variant in ("int8", "int4") else "dot")
+    assert mode == ("reduce" if variant in ("int8", "int8-tiles", "int4") else "dot")
     ref = x @ np.asarray(w.dequantize() if hasattr(w, "dequantize") else
                          np.asarray(w).astype(np.float32)).T
     leaves = jax.tree_util.tree_leaves(w)
@@ -247,18 +251,21 @@ def test_iree_linear_reads_the_narrow_weight(variant: str, tmp_path: Path) -> No
     # dispatch names say what they do: "main_dispatch_0_mmt4d_1x96x576x1x16x1_f32" runs
     # on every call, "_initializer_0_dispatch_0_pack_f32" once at load; a widened or
     # unpacked copy of the weight would be an "elementwise" dispatch of its size
-    names = re.findall(r"func\.func @(\w+)", "".join(p.read_text() for p in dump.glob("*.mlir")))
+    sources = {re.search(r"func\.func @(\w+)", p.read_text()).group(1): p.read_text()
+               for p in dump.glob("*.mlir")}
+    names = list(sources)
     per_call = [n for n in names if n.startswith("main_")]
     assert any(re.search("matvec|vecmat|mmt4d", n) for n in per_call), names
     assert not [n for n in names if "elementwise" in n
-                and re.search(r"1536x576|884736|442368", n)], names
+                and re.search(r"1536x576|48x576x32|884736|442368", n)], names
+    # only the activation may be laid out per call: no such dispatch reads the weight
     assert not [n for n in per_call if re.search("pack|transpose", n)
-                and "576_" not in n], names   # only the activation may be laid out per call
+                and re.search(r"tensor<(1536x576|576x1536|48x576x32)x", sources[n])], names
     config = ireert.Config("local-sync")
     ctx = ireert.SystemContext(config=config)
     ctx.add_vm_module(parameters_module(config.vm_instance, [np.asarray(a) for a in leaves]))
     module = ireert.VmModule.mmap(config.vm_instance, str(tmp_path / "lin.vmfb"))
     ctx.add_vm_module(module)
     got = np.asarray(ctx.modules[module.name]["main"](x).to_host())
-    tol = {"w8a8": 2e-2, "bfloat16": 1e-2, "float16": 1e-3}.get(variant, 1e-4)
+    tol = {"w8a8": 2e-2, "w8a16": 1e-3, "bfloat16": 1e-2, "float16": 1e-3}.get(variant, 1e-4)
     np.testing.assert_allclose(got, ref, rtol=tol, atol=tol * float(np.abs(ref).max()))

@@ -36,7 +36,7 @@ def config_file(tmp_path: Path, knobs: dict) -> Path:
 def test_knobs_of_both_halves_in_one_space(system) -> None:
     names = {k.name for k in system.knob_space().knobs}
     assert {"doc_stride", "term_skip", "early_stop", "extra_passage", "passage_tail",
-            "llm_model", "llm_layers"} <= names
+            "llm_model", "llm_quant", "llm_vocab", "llm_answer"} <= names
 
 
 def test_exact_retrieval_puts_the_answer_in_the_prompt(system) -> None:
@@ -72,7 +72,7 @@ def test_stages_are_cached_by_their_knobs(system) -> None:
 
     system.answer(q, None)
     retrievals, generations = entries("retrieval"), entries("llm")
-    system.answer(q, {"llm_layers": {"value": 1}})        # only an LLM knob changed
+    system.answer(q, {"llm_answer": {"value": 4}})        # only an LLM knob changed
     assert (entries("retrieval"), entries("llm")) == (retrievals, generations + 1)
     system.answer(q, {"doc_stride": {"value": 8}})        # only a retrieval knob changed
     assert entries("retrieval") == retrievals + 1
@@ -118,6 +118,24 @@ def test_tuned_end_to_end(system, tmp_path: Path) -> None:
     assert picks, "no configuration written"
     knobs = json.loads(picks[0].read_text())["knobs"]
     assert set(knobs) <= {k.name for k in system.knob_space().knobs}
+
+
+def test_a_system_pickles_for_dask_workers(system, tmp_path: Path) -> None:
+    """What a Dask worker gets (the pickled system and its shipped library) answers as the
+    tuner's own copy does."""
+    import pickle
+    import shutil
+
+    q = load_questions(TINY / "tune.jsonl")[0]
+    config = {"extra_passage": {"value": 1}}
+    (shipped,) = system.files()
+    moved = tmp_path / "elsewhere.so"
+    shutil.copyfile(shipped, moved)
+    worker = pickle.loads(pickle.dumps(system)).relocate({str(shipped): moved})
+    assert worker.library.path == moved
+    assert worker.answer(q, config) == system.answer(q, config)
+    assert worker.answer(q, None) == system.answer(q, None)
+    worker.library.close()
 
 
 def test_project_mistakes_are_located(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import Result, run_approxcc
 from rich.console import Console
 
 from approxcc.tune import Application, CProgram, RunFailed, RunResult, TuneOptions, tune
@@ -27,9 +28,11 @@ EXAMPLE = ROOT / "examples" / "tune"
 BUDGETS = (0.01, 0.02)
 
 
-def approxcc(*args: str, cwd: Path = ROOT, check: bool = True) -> subprocess.CompletedProcess:
-    return subprocess.run([APPROXCC, *args], cwd=cwd, capture_output=True, text=True,
-                          check=check)
+def approxcc(*args: str, cwd: Path = ROOT, check: bool = True) -> Result:
+    """`approxcc ARGS` in this process; with `check`, it must exit 0."""
+    done = run_approxcc(args, cwd=cwd)
+    assert not check or done.returncode == 0, done.stderr
+    return done
 
 
 def rows(db: Path, where: str = "1") -> list[tuple]:
@@ -39,25 +42,30 @@ def rows(db: Path, where: str = "1") -> list[tuple]:
                             f"{where} ORDER BY id").fetchall()
 
 
-def small_example(tmp: Path, evals: int = 5) -> Path:
-    """The example with fewer eval inputs (the resume test measures, it does not validate)."""
+def small_example(tmp: Path, evals: int = 5, shorter: int = 4) -> Path:
+    """The example with fewer eval inputs and signals `shorter` times shorter (an input is
+    `SEED LENGTH NOISE`): the same program and knobs, runs a few times faster."""
     dst = tmp / "example"
     shutil.copytree(EXAMPLE, dst, ignore=shutil.ignore_patterns("tuned"))
     for extra in sorted((dst / "inputs" / "eval").iterdir())[evals:]:
         extra.unlink()
+    for path in (dst / "inputs").glob("*/*.txt"):
+        seed, length, noise = path.read_text().split()
+        path.write_text(f"{seed} {int(length) // shorter} {noise}\n")
     return dst
 
 
 @pytest.fixture(scope="module")
 def tuned(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The example tuned in-process (with fewer confirmation repeats than the default), its
-    report printed to `report.txt` the way `approxcc tune` prints it."""
+    """The small example tuned in-process (with fewer confirmation repeats than the default),
+    its report printed to `report.txt` the way `approxcc tune` prints it."""
     out = tmp_path_factory.mktemp("tuned")
+    example = small_example(tmp_path_factory.mktemp("src"))
     opts = TuneOptions(list(BUDGETS), out, seed=1, max_evals=24, metric="l2",
-                       confirm_repeats=3, confirm_candidates=2)
+                       confirm_repeats=3, confirm_candidates=1)
     with (out / "report.txt").open("w") as f:
         console = Console(file=f, width=200)
-        tune(CProgram.load(str(EXAMPLE)), opts, Console(quiet=True),
+        tune(CProgram.load(str(example)), opts, Console(quiet=True),
              reporter=lambda db, run_id: report(db, db.run(run_id), out, console))
     return out
 
@@ -141,8 +149,9 @@ def test_report_reprints_from_the_db(tuned: Path, tmp_path: Path) -> None:
 def test_resume_after_sigkill_loses_nothing(tmp_path: Path) -> None:
     example = small_example(tmp_path)
     db = tmp_path / "out" / "results.db"
-    argv = [APPROXCC, "tune", str(example), "--qos-budget", "2%", "--max-evals", "30",
-            "--mode", "static", "--out", str(tmp_path / "out")]
+    argv = [APPROXCC, "tune", str(example), "--qos-budget", "2%", "--max-evals", "12",
+            "--mode", "static", "--no-screening", "--confirm-repeats", "1",
+            "--confirm-candidates", "1", "--out", str(tmp_path / "out")]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline and proc.poll() is None:
@@ -202,8 +211,8 @@ class Synthetic(Application):
 
 def test_same_seed_same_search(tmp_path: Path) -> None:
     def hashes(out: str, seed: int) -> list[str]:
-        opts = TuneOptions([0.005, 0.01], tmp_path / out, seed=seed, max_evals=80,
-                           mode="both")
+        opts = TuneOptions([0.005, 0.01], tmp_path / out, seed=seed, max_evals=24,
+                           mode="both", confirm_repeats=0)
         tune(Synthetic(), opts)
         return [r[1] for r in rows(tmp_path / out / "results.db", "phase = 'search'")]
 

@@ -6,6 +6,12 @@ callees), compiled by `iree-compile` for each target (one job per target and dis
 StableHLO, in parallel), its weights saved as `.npz` (shared by content hash).
 OUT/manifest.json describes it all; `approxcc.ml.runtime` loads it.
 
+The weights are not arguments of a variant's `@main` but immutable `util.global`s read from
+IREE parameters `p0, p1, ...` (`#flow.parameter.named<"model"::"pK">`, served by the runtime
+from the `.npz`): IREE treats an argument as a new value on every call, a global as a
+constant, so what it derives from a weight alone (a transpose, a packed layout, a widened
+copy) is hoisted into the module initializer and done once, not on every call.
+
 A variant IREE cannot compile for a target is an error `variant <knob=label,...> for target
 T: <IREE's first error line>` at the decorated function; with `keep_going` it is a warning,
 the rest is built, and the manifest lists the variant under `failed` (per target) with no
@@ -24,7 +30,14 @@ from pathlib import Path
 from typing import Any
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    FunctionType,
+    ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
+    UnitAttr,
+)
 
 from approxcc.diagnostics import CompileError, warn
 from approxcc.ml.approx import Knob
@@ -33,6 +46,7 @@ from approxcc.ml.ir import (
     exact_choice,
     export_variant,
     knob_label,
+    ml_context,
     print_ir,
     variant_name,
 )
@@ -42,11 +56,13 @@ from approxcc.ml.iree import (
     IreeFailure,
     compile_stablehlo,
     iree_compile,
+    target_flags,
 )
 from approxcc.ml.passes import choice_of, expand_all, variants_of
 from approxcc.ml.program import DecoratedFunction, load_program
 
-MANIFEST_VERSION = "1"
+MANIFEST_VERSION = "2"   # 2: weights are IREE parameters
+PARAMETER_SCOPE = "model"
 # FUSION_FLAGS: workloads/models still imports it from here (approxcc.ml.iree is its home).
 __all__ = ["FUSION_FLAGS", "Manifest", "build_model", "describe"]
 
@@ -105,17 +121,20 @@ def _function_entry(fn: DecoratedFunction, module: ModuleOp, out: Path, targets:
     for i, variant_fn in enumerate(variants_of(module, fn.name)):
         choice = choice_of(variant_fn, fn)
         exported = export_variant(fn, choice)
-        text = print_ir(_standalone(module, variant_fn))
         n_w = len(exported.stored)
         stored = [exported.stored[j] for j in exported.kept if j < n_w]
+        text = print_ir(_standalone(module, variant_fn, len(stored)))
         code_hash = hashlib.sha1(text.encode()).hexdigest()[:12]
         mlir = out / "mlir" / f"{fn.name}-{code_hash}.mlir"
         mlir.write_text(text)
         vmfbs = {}
         for t in targets:
-            vmfb = f"{t}/{fn.name}-{code_hash}.vmfb"
+            flags = target_flags(t, _widens_weights(fn, choice))
+            flag_hash = hashlib.sha1("\0".join([text, *flags]).encode()).hexdigest()[:12]
+            vmfb = f"{t}/{fn.name}-{flag_hash}.vmfb"
             if (t, vmfb) not in pending:
-                pending[(t, vmfb)] = pool.submit(compile_stablehlo, compiler, mlir, out / vmfb, t)
+                pending[(t, vmfb)] = pool.submit(compile_stablehlo, compiler, mlir, out / vmfb,
+                                                 flags)
             vmfbs[t] = vmfb
         variants.append({
             "id": f"{fn.name}.v{i}", "name": variant_name(fn, choice), "choice": choice,
@@ -165,6 +184,13 @@ def _collect(functions: dict[str, DecoratedFunction], entries: dict[str, Any],
     return errors
 
 
+def _widens_weights(fn: DecoratedFunction, choice: dict[str, int | None]) -> bool:
+    """The variant quantizes weights alone (int8/int4 codes widened inside its matmuls; not
+    w8a8, whose matmuls are int8 x int8)."""
+    return any(k.transform == "quantize" and choice[k.name] is not None
+               and k.label(choice[k.name]) not in ("none", "w8a8") for k in fn.afn.knobs)
+
+
 def describe(fn: DecoratedFunction, choice: dict[str, int | None]) -> dict[str, Any]:
     """knob name -> the label its config value stands for (`exact` where None)."""
     return {k.name: "exact" if choice[k.name] is None else _label(k, choice[k.name])
@@ -176,8 +202,9 @@ def _label(k: Knob, value: int) -> Any:
     return list(label) if isinstance(label, tuple) else label
 
 
-def _standalone(module: ModuleOp, variant: func.FuncOp) -> ModuleOp:
-    """The variant as its own module: it becomes the public `@main`, with its callees."""
+def _standalone(module: ModuleOp, variant: func.FuncOp, n_weights: int) -> ModuleOp:
+    """The variant as its own module: it becomes the public `@main`, with its callees, its
+    first `n_weights` arguments read from parameters."""
     funcs = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
     wanted, todo = [variant.sym_name.data], [variant]
     while todo:
@@ -198,7 +225,38 @@ def _standalone(module: ModuleOp, variant: func.FuncOp) -> ModuleOp:
         for op in clone.walk():
             if isinstance(op, func.CallOp) and op.callee.root_reference.data == wanted[0]:
                 op.callee = SymbolRefAttr("main")
-    return ModuleOp(clones)
+    return ModuleOp([*_weights_as_parameters(main, n_weights), *clones])
+
+
+def _weights_as_parameters(main: func.FuncOp, n: int) -> list[Any]:
+    """Replaces the first `n` arguments of `main` by loads of immutable globals `@p0..`
+    initialised from the parameters `p0..` of PARAMETER_SCOPE; returns the globals."""
+    ctx = ml_context()
+    global_op, load_op = ctx.get_optional_op("util.global"), ctx.get_optional_op("util.global.load")
+    parameter = ctx.get_optional_attr("flow.parameter.named")
+    assert global_op and load_op and parameter  # unregistered ops and attributes are allowed
+    block = main.body.block
+    first = block.first_op
+    globals_ = []
+    for k in range(n):
+        arg = block.args[0]
+        # MLIR's parameter attribute is typed (`#flow.parameter.named<...> : tensor<...>`);
+        # an unregistered xDSL attribute has no type, so its body carries it.
+        body = f'"{PARAMETER_SCOPE}"::"p{k}"> : {str(arg.type)[:-1]}'
+        globals_.append(global_op.create(properties={
+            "sym_name": StringAttr(f"p{k}"), "sym_visibility": StringAttr("private"),
+            "type": arg.type, "initial_value": parameter("flow.parameter.named", False, False,
+                                                         body)}))
+        load = load_op.create(result_types=[arg.type], properties={
+            "global": SymbolRefAttr(f"p{k}"), "is_immutable": UnitAttr()})
+        block.insert_op_before(load, first)
+        arg.replace_all_uses_with(load.results[0])
+        block.erase_arg(arg)
+    main.function_type = FunctionType.from_lists(block.arg_types,
+                                                 main.function_type.outputs.data)
+    if main.arg_attrs is not None:
+        main.arg_attrs = ArrayAttr(main.arg_attrs.data[n:])
+    return globals_
 
 
 def _knob_entry(k: Knob, exact: int | None) -> dict[str, Any]:

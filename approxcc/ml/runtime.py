@@ -12,9 +12,14 @@ A knob with `{"value": v}` is static; a dynamic knob (`state=approx.state("s")`)
 from the configuration is exact.
 
 The device: `device="auto"` takes CUDA, then HIP, when the build has vmfbs for it and the
-driver finds a device, else the CPU (`local-task`). Each variant's weights are uploaded once,
-when the variant is first used, and stay on the device (shared between variants with the
-same weights file); vmfbs are memory-mapped once.
+driver finds a device, else the CPU (`local-task`). A variant's weights are IREE parameters
+(`approxcc.ml.build`): when the variant is first used its vmfb is memory-mapped into a
+context with a parameter module serving its `.npz`, whose initializer puts the weights, and
+what IREE derived from them, on the device once.
+
+`prog.fn.on_device(*inputs)` returns the outputs as `iree.runtime.DeviceArray`s instead of
+numpy arrays, and any call takes device arrays as inputs without a copy: a KV cache passed
+from one call to the next stays on the device (`np.asarray(x)` brings one to the host).
 """
 
 from __future__ import annotations
@@ -27,13 +32,12 @@ from pathlib import Path
 from typing import Any
 
 import iree.runtime as ireert
-import ml_dtypes
 import numpy as np
 
 from approxcc.config import Config, KnobSetting, load_config, parse_config
 from approxcc.diagnostics import CompileError
 from approxcc.ml import approx
-from approxcc.ml.build import Manifest
+from approxcc.ml.build import MANIFEST_VERSION, PARAMETER_SCOPE, Manifest
 
 DRIVER_TARGET = {"local-task": "cpu", "local-sync": "cpu", "cuda": "cuda", "hip": "rocm"}
 
@@ -64,8 +68,7 @@ def _has_device(driver: str) -> bool:
 
 @dataclass
 class _Loaded:
-    invoke: Any                 # iree.runtime.FunctionInvoker
-    weights: list[Any]          # resident DeviceArrays
+    invoke: Any                 # iree.runtime.FunctionInvoker (its weights are parameters)
     input_args: list[int]
 
 
@@ -77,6 +80,10 @@ class Program:
                  strict: bool) -> None:
         self.manifest = manifest
         self.root = manifest.path.parent
+        if manifest.data.get("approxcc_ml") != MANIFEST_VERSION:
+            raise CompileError(f"{manifest.path}: built by another approxcc (manifest version "
+                               f"{manifest.data.get('approxcc_ml')}, expected "
+                               f"{MANIFEST_VERSION}): rebuild it")
         self.driver = pick_driver(manifest.data["targets"], device)
         self.target = DRIVER_TARGET.get(self.driver, self.driver)
         if self.target not in manifest.data["targets"]:
@@ -86,8 +93,8 @@ class Program:
         self.states = dict(states or {})
         self.functions = {name: MLFunction(self, name, entry)
                           for name, entry in manifest.functions.items()}
-        self._weights: dict[str, list[Any]] = {}
-        self._modules: dict[str, Any] = {}
+        self._parameters: dict[str, Any] = {}
+        self._modules: dict[tuple[str, str], Any] = {}
         self.configure(config, strict)
 
     def __getattr__(self, name: str) -> MLFunction:
@@ -115,22 +122,29 @@ class Program:
             fn.settings = {k["name"]: _checked(k, parsed.knobs[k["name"]])
                            for k in fn.knobs if k["name"] in parsed.knobs}
 
-    def _module(self, vmfb: str) -> Any:
-        if vmfb not in self._modules:
+    def _module(self, variant: Mapping[str, Any]) -> Any:
+        """The `main` of the variant's vmfb in a context serving its weights (one context per
+        vmfb and weights file: variants with the same code may have other weights)."""
+        vmfb = variant["vmfb"][self.target]
+        key = (vmfb, variant["weights"])
+        if key not in self._modules:
             vm = ireert.VmModule.mmap(self.iree_config.vm_instance, str(self.root / vmfb))
-            ctx = ireert.SystemContext(vm_modules=[vm], config=self.iree_config)
-            self._modules[vmfb] = ctx.modules[vm.name]["main"]
-        return self._modules[vmfb]
+            ctx = ireert.SystemContext(vm_modules=[self._parameter_module(variant), vm],
+                                       config=self.iree_config)
+            self._modules[key] = ctx.modules[vm.name]["main"]
+        return self._modules[key]
 
-    def _resident(self, variant: Mapping[str, Any]) -> list[Any]:
+    def _parameter_module(self, variant: Mapping[str, Any]) -> Any:
+        """An io_parameters module serving the variant's weights as `p0, p1, ...`."""
         path = variant["weights"]
-        if path not in self._weights:
+        if path not in self._parameters:
+            index = ireert.ParameterIndex()
             with np.load(self.root / path) as npz:
-                arrays = [npz[f"arr_{i}"] for i in range(len(variant["weight_args"]))]
-            self._weights[path] = [
-                ireert.asdevicearray(self.iree_config.device, _typed(a, sig["dtype"]))
-                for a, sig in zip(arrays, variant["weight_args"], strict=True)]
-        return self._weights[path]
+                for i in range(len(variant["weight_args"])):
+                    index.add_buffer(f"p{i}", np.ascontiguousarray(npz[f"arr_{i}"]))
+            self._parameters[path] = ireert.create_io_parameters_module(
+                self.iree_config.vm_instance, index.create_provider(scope=PARAMETER_SCOPE))
+        return self._parameters[path]
 
 
 class MLFunction:
@@ -156,6 +170,18 @@ class MLFunction:
         return self._by_choice[tuple(choice[k["name"]] for k in self.knobs)]
 
     def __call__(self, *inputs: Any) -> Any:
+        """The outputs, as numpy arrays."""
+        outs = self._run(inputs)
+        host = tuple(np.asarray(o) for o in outs)
+        return host if self.entry["output_kind"] == "tuple" else host[0]
+
+    def on_device(self, *inputs: Any) -> Any:
+        """The outputs, as device arrays (`iree.runtime.DeviceArray`): passed back as inputs
+        they are not copied (a KV cache stays on the device between calls)."""
+        outs = self._run(inputs)
+        return outs if self.entry["output_kind"] == "tuple" else outs[0]
+
+    def _run(self, inputs: tuple[Any, ...]) -> tuple[Any, ...]:
         sigs = self.entry["inputs"]
         if len(inputs) != len(sigs):
             raise TypeError(f"{self.name}() takes {len(sigs)} input(s) (weights are "
@@ -164,11 +190,9 @@ class MLFunction:
                   enumerate(zip(inputs, sigs, strict=True))]
         variant = self.variant(*arrays)
         loaded = self._load(variant)
-        result = loaded.invoke(*loaded.weights, *(arrays[i] for i in loaded.input_args))
+        result = loaded.invoke(*(arrays[i] for i in loaded.input_args))
         self.last_variant = variant["id"]
-        outs = result if isinstance(result, tuple | list) else (result,)
-        host = tuple(np.asarray(o) for o in outs)
-        return host if self.entry["output_kind"] == "tuple" else host[0]
+        return tuple(result) if isinstance(result, tuple | list) else (result,)
 
     def _load(self, variant: Mapping[str, Any]) -> _Loaded:
         vid = variant["id"]
@@ -179,9 +203,7 @@ class MLFunction:
                               f"{target} (the configuration picks a variant that failed "
                               "to compile)")
         if vid not in self._loaded:
-            self._loaded[vid] = _Loaded(self.program._module(variant["vmfb"][self.program.target]),
-                                        self.program._resident(variant),
-                                        variant["input_args"])
+            self._loaded[vid] = _Loaded(self.program._module(variant), variant["input_args"])
         return self._loaded[vid]
 
     def _value(self, knob: Mapping[str, Any], inputs: tuple[Any, ...]) -> int | None:
@@ -216,11 +238,13 @@ def _checked(knob: Mapping[str, Any], setting: KnobSetting) -> KnobSetting:
     return setting
 
 
-def _typed(a: np.ndarray, dtype: str) -> np.ndarray:
-    return a.view(ml_dtypes.bfloat16) if dtype == "bfloat16" else a
-
-
-def _input(fn: str, i: int, x: Any, sig: Mapping[str, Any]) -> np.ndarray:
+def _input(fn: str, i: int, x: Any, sig: Mapping[str, Any]) -> Any:
+    """`x` as the build's input `i`: a numpy array, or a device array as it is."""
+    if isinstance(x, ireert.DeviceArray):
+        if list(x.shape) != sig["shape"] or str(x.dtype) != sig["dtype"]:
+            raise ValueError(f"{fn}(): input {i} is a {x.dtype}{list(x.shape)} device array, "
+                             f"the build has {sig['dtype']}{sig['shape']}")
+        return x
     a = np.asarray(x, dtype=sig["dtype"], order="C")
     if list(a.shape) != sig["shape"]:
         raise ValueError(f"{fn}(): input {i} has shape {list(a.shape)}, the build has "

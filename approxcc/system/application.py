@@ -6,6 +6,10 @@ this process, which keeps the library copies, the models and the stage cache bet
 (`FILE.jsonl:START:END`); its output is one JSON line `{"question", "answer"}` per question,
 and its time the seconds of the stages its answers took (cached stages charged what they
 took when they ran). The loss is the drop in NQ accuracy from the exact system's.
+
+For Dask (`--parallel N`, `--cluster`) a system pickles as its project file and built
+library: a worker loads the project (pipeline, questions) itself, gets the library as one of
+`files()`, and keeps its own models and stage cache.
 """
 
 from __future__ import annotations
@@ -53,6 +57,16 @@ class CompoundSystem(Application):
         self.library: TunableLibrary | None = None
         self.stages = Stages()
 
+    def __getstate__(self) -> dict[str, str | None]:
+        built = self.library.path if self.library is not None else None
+        return {"project": str(self.project.path), "library": built and str(built)}
+
+    def __setstate__(self, state: dict[str, str | None]) -> None:
+        assert state["project"] is not None
+        self.__init__(load_project(state["project"]))     # type: ignore[misc]
+        if state["library"] is not None:
+            self._attach(Path(state["library"]))
+
     def describe(self) -> str:
         return str(self.project.path)
 
@@ -65,8 +79,20 @@ class CompoundSystem(Application):
     def build(self, workdir: Path) -> None:
         output = workdir / f"lib{self.name}.so"
         build_library(self.project.sources, self.args, output)
-        self.library = TunableLibrary(output, c_knob_space(self.project.sources, self.args),
+        self._attach(output)
+
+    def _attach(self, path: Path) -> None:
+        self.library = TunableLibrary(path, c_knob_space(self.project.sources, self.args),
                                       self.pipeline.attach)
+
+    def files(self) -> list[Path]:
+        return [self.library.path] if self.library is not None else []
+
+    def relocate(self, moved: dict[str, Path]) -> CompoundSystem:
+        if self.library is not None:
+            self.library.close()
+            self._attach(moved[str(self.library.path)])
+        return self
 
     def config_knobs(self, config: KnobConfig | None) -> KnobConfig:
         """Every knob's entry: the configuration's, exact for those it leaves out."""

@@ -86,6 +86,11 @@ class Pipeline(ABC):
     def attach(self, library: ctypes.CDLL) -> None:
         """Prepare a freshly loaded copy of the C library (declare signatures, load data)."""
 
+    def prepare(self) -> float:
+        """Build what any configuration may need (model variants) before a run is timed;
+        the seconds spent compiling. Called by whoever is about to time many runs."""
+        return 0.0
+
     @abstractmethod
     def answer(self, question: str, library: ctypes.CDLL, knobs: KnobConfig,
                stages: Stages) -> str:

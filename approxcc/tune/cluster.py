@@ -24,6 +24,7 @@ import hashlib
 import io
 import logging
 import os
+import socket
 import tarfile
 import time
 from collections.abc import Iterable
@@ -33,6 +34,7 @@ from typing import Any
 
 from distributed import Client, KilledWorker, LocalCluster, WorkerPlugin, get_worker, wait
 from distributed.client import FuturesCancelledError
+from distributed.comm import parse_address, parse_host_port
 
 from approxcc import __version__
 from approxcc.diagnostics import CompileError
@@ -43,6 +45,10 @@ from approxcc.tune.measure import FAILED, Measurement
 NO_WORKERS_WAIT = 60.0      # seconds a cluster may have no worker before the tuner gives up
 CONNECT_TIMEOUT = 5.0       # seconds to reach a scheduler
 CAPACITY_REFRESH = 1.0      # seconds between looks at the cluster's worker threads
+# Tasks in flight per worker beyond its threads: a worker starts its next evaluation the
+# moment one ends, instead of idling through the round trip to the tuner (result, DB commit,
+# OpenTuner's tell and ask, submit).
+QUEUED = 1
 
 _HERE: dict[str, tuple[Application, Path]] = {}   # on a worker: bundle digest → app, folder
 
@@ -99,6 +105,14 @@ def _remote(digest: str, task: Task) -> Outcome:
         return Outcome(Measurement(FAILED), address, err.diagnostic.message)
 
 
+def _probe(address: str) -> None:
+    """Raise OSError at once when nothing listens at a tcp:// address (Dask's own client
+    retries a refused connection until its timeout)."""
+    scheme, location = parse_address(address)
+    if scheme == "tcp":
+        socket.create_connection(parse_host_port(location), timeout=CONNECT_TIMEOUT).close()
+
+
 def _worker_version() -> str:
     return __version__
 
@@ -117,8 +131,9 @@ class Dask(Engine):
         self._capacity, self._capacity_at = 1, 0.0
         if address:
             try:
+                _probe(address)
                 self.client = Client(address, timeout=CONNECT_TIMEOUT)
-            except (OSError, TimeoutError) as err:
+            except (OSError, TimeoutError, ValueError) as err:
                 raise CompileError(f"--cluster: cannot reach a Dask scheduler at '{address}': "
                                    f"{err}") from None
         else:
@@ -150,7 +165,8 @@ class Dask(Engine):
         if now - self._capacity_at >= CAPACITY_REFRESH:
             self._capacity_at = now
             workers = self._workers()
-            self._capacity = max(1, sum(w.get("nthreads", 1) for w in workers.values()))
+            self._capacity = max(1, sum(w.get("nthreads", 1) + QUEUED
+                                        for w in workers.values()))
             if workers:
                 self.no_workers_since = None
             elif self.no_workers_since is None:

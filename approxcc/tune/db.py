@@ -1,6 +1,7 @@
 """The results DB (SQLite): one row per evaluation, committed as it finishes.
 
-A killed tuner loses nothing but the evaluations in flight; `--resume` continues the latest
+A killed tuner loses nothing but the evaluations in flight (a commit is in the write-ahead
+log, which outlives the process); `--resume` continues the latest
 run of the same program, and an identical configuration (same hash, same input set) is never
 run twice in a run: the UNIQUE constraint holds the tuner to it, `lookup()` reads it back.
 Only the tuner process writes it (Dask workers send their results back to it).
@@ -120,6 +121,11 @@ class ResultsDB:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+        # Write-ahead log without an fsync per commit: a committed row survives the tuner being
+        # killed (only a power cut can lose the last ones), and a commit costs the tuner's one
+        # thread microseconds instead of a disk flush per evaluation.
+        self.conn.execute("PRAGMA journal_mode = WAL")
+        self.conn.execute("PRAGMA synchronous = NORMAL")
         self.conn.executescript(SCHEMA)
         for table, columns in _ADDED.items():
             have = {row[1] for row in self.conn.execute(f"PRAGMA table_info({table})")}

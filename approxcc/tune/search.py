@@ -5,7 +5,9 @@ configurations, measures them however it likes (in parallel, from a cache) and r
 results back. The objective is `ThresholdAccuracyMinimizeTime(1 - budget)`: the fastest
 configuration whose accuracy (1 - loss) meets the budget. OpenTuner has no seed: `random`
 and `numpy.random` are seeded before each search, so identical measurements give an
-identical search. Its own SQLite DB lives in the work folder (the results DB is separate).
+identical search. Its own SQLite DB is in memory unless a file is given: the search state is
+rebuilt on every run (what was measured lives in the results DB), and a file costs an fsync
+per OpenTuner commit, several per evaluation, in the tuner's one thread.
 
 The technique is an AUC bandit (`AUCBanditMetaTechnique`) over OpenTuner's own
 evolutionary and simplex techniques: its default ensemble (AUCBanditMetaTechniqueA) without
@@ -60,7 +62,8 @@ class Search:
     """Ask/tell around one `TuningRunManager`."""
 
     def __init__(self, space: KnobSpace, mode: str, budget: float, *, seed: int,
-                 database: Path, parallelism: int, seeds: list[KnobConfig], label: str):
+                 parallelism: int, seeds: list[KnobConfig], label: str,
+                 database: Path | None = None):
         import numpy
         from opentuner import api, default_argparser
         from opentuner.measurement import MeasurementInterface
@@ -88,7 +91,7 @@ class Search:
         random.seed(seed)
         numpy.random.seed(seed % 2**32)
         args = default_argparser().parse_args([])
-        args.database = f"sqlite:///{database}"
+        args.database = f"sqlite:///{database}" if database else "sqlite://"
         args.parallelism = max(1, parallelism)
         args.label = label
         args.no_dups = True

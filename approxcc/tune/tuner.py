@@ -194,8 +194,6 @@ class Tuner:
 
     def search_all(self, space: KnobSpace) -> None:
         slots = [(b, m) for b in self.opts.budgets for m in self.modes(space)]
-        database = self.work / "opentuner.db"
-        database.unlink(missing_ok=True)   # search state is rebuilt; results live in our DB
         limit = None   # new measurements per search, fixed up front (so --resume replays)
         if self.opts.max_evals is not None:
             limit = max(0, self.opts.max_evals - self.screened) // len(slots)
@@ -208,7 +206,7 @@ class Tuner:
             sub = pruned_space(space, screened, budget, mode) if self.opts.screening else space
             starts = [self.best_within(budget)] + (seeds(space, screened, budget)
                                                    if self.opts.screening else [])
-            search = Search(sub, mode, budget, seed=self.opts.seed + n, database=database,
+            search = Search(sub, mode, budget, seed=self.opts.seed + n,
                             parallelism=self.capacity(),
                             seeds=[s for s in starts if s is not None],
                             label=f"{self.app.name}-{budget}-{mode}-{n}")

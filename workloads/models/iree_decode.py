@@ -11,15 +11,28 @@ device between steps.
 
 The two steps are compiled differently because they are different problems:
 - prefill is matrix-matrix (the whole prompt at once, attending to itself under a causal
-  mask, logits only for its last position): ``weights.linear`` traced as ``dot_general``
-  and IREE's data tiling with its mmt4d ukernels (``PREFILL_FLAGS``);
+  mask): ``weights.linear`` traced as ``dot_general`` and IREE's data tiling with its mmt4d
+  ukernels (``PREFILL_FLAGS``). It fills the cache with every token but the last, and the
+  last goes through a decode step: the logits of one position are a matrix-vector product
+  over the output head, which the prefill flags leave as a vecmat over a transposed copy of
+  the head made at load (Gemma 3's 262144x640: 671 MB more, 16% of a 128-token prefill),
+  while the decode step has it already;
 - decode is matrix-vector, bound by the bytes of weights read per token. float32, bf16 and
-  f16 weights and W8A8 (int8 x int8 -> int32) take ``dot_general`` (IREE's vecmat on the
-  transposed weight, transposed once in the initializer); weight-only int8/int4 codes are
-  widened inside a fused multiply-and-reduce (``decode_mode``), since a dequantized
-  ``dot_general`` operand would be hoisted into a float32 copy of the weight.
+  f16 weights and int8 x int8 -> int32 products (W8A8, and int8 weights against two-digit
+  int8 activations) take ``dot_general`` (data-tiled; the packing of a weight runs once in
+  the initializer); weight-only int8/int4 codes are widened inside a fused
+  multiply-and-reduce (``decode_mode``), since a dequantized ``dot_general`` operand would
+  be hoisted into a float32 copy of the weight.
 ``approxcc.ml.build.FUSION_FLAGS`` keeps the widening ``convert`` of a narrow weight inside
 the matvec rather than in a dispatch of its own that writes a float32 copy per call.
+
+What llvm-cpu makes of a widening matvec depends on the weight's layout. Over ``(out, in)``
+rows it tiles 32 rows x 16 columns and reduces each tile along its rows, transposing it
+with ~130 ``vpermt2ps`` and spilling ~340 registers a step: about 1 GB/s of int8 codes,
+slower than float32's data-tiled vecmat. Over tiles ``(out/32, in, 32)``
+(``Int8Weight.block``) the 32 outputs of a tile sit side by side and the step is
+``vpmovsxbd``/``vcvtdq2ps``/``vfmadd231ps`` against a broadcast input, near the bandwidth
+floor (``bench/ml_matvec.py`` measures both and dumps the assembly).
 """
 
 from __future__ import annotations
@@ -75,7 +88,7 @@ def decode_mode(params: Params) -> str:
     weight-only quantized matrix must be widened inside the product, else "dot"."""
     leaves = jax.tree_util.tree_leaves(params, is_leaf=lambda a: isinstance(a, Quantized))
     weight_only = any(isinstance(a, Int4Weight) or (isinstance(a, Int8Weight)
-                                                   and a.activations != "int8")
+                                                   and a.activations == "float")
                       for a in leaves)
     return "reduce" if weight_only else "dot"
 
@@ -94,7 +107,9 @@ def export_mlir(fn: Any, *args: Any, mode: str = "reduce") -> str:
     ``weights.linear`` traced in ``mode`` ("reduce" or "dot")."""
     specs = jax.tree_util.tree_map(_spec, args)
     with linear_mode(mode):
-        return jax.export.export(jax.jit(fn))(*specs).mlir_module()
+        # keep_unused: every weight stays an argument (``as_parameters`` counts them) even
+        # when a step does not read it (the cache-filling prefill and the output head)
+        return jax.export.export(jax.jit(fn, keep_unused=True))(*specs).mlir_module()
 
 
 @dataclass(frozen=True)
@@ -124,6 +139,16 @@ def compile_mlir(mlir: str, tag: str, flags: tuple[str, ...]) -> Compiled:
     return Compiled(vmfb, elapsed)
 
 
+def _fill_function(model: DecoderModel) -> Any:
+    """``(params, cache, tokens) -> cache``: the prompt's keys and values at positions
+    0.., no logits (``IreeRunner.prefill`` takes them from a decode step)."""
+
+    def fill(params: Params, cache: Any, tokens: jax.Array) -> Any:
+        return model.arch.forward(model.config, params, cache, tokens, 0)[1]
+
+    return fill
+
+
 class IreeRunner:
     """``decode.Runner`` over IREE (llvm-cpu by default). ``weights`` are the arrays served
     as parameters ``p0, p1, ...`` (the flattened params), ``compiled`` the vmfbs of the
@@ -150,7 +175,7 @@ class IreeRunner:
         self.prefill_len = prefill_len
         self.mode = mode = mode or decode_mode(model.params)
         flags = flags or MODE_FLAGS[mode]
-        prefill, decode_step = step_functions(model.arch, model.config)
+        _, decode_step = step_functions(model.arch, model.config)
         cache = model.new_cache(max_len)
         zero = np.int32(0)
         self.weights = [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(model.params)]
@@ -161,8 +186,8 @@ class IreeRunner:
             f"{tag}-{mode}-decode", flags)}
         if prefill_len:
             self.compiled["prefill"] = compile_mlir(as_parameters(export_mlir(
-                prefill, model.params, cache, np.zeros(prefill_len, np.int32), zero,
-                mode=prefill_mode), n), f"{tag}-{prefill_mode}-prefill{prefill_len}",
+                _fill_function(model), model.params, cache, np.zeros(prefill_len, np.int32),
+                mode=prefill_mode), n), f"{tag}-{prefill_mode}-fill{prefill_len}",
                 prefill_flags)
         self.config = ireert.Config(driver)
         self.context = ireert.SystemContext(config=self.config)
@@ -189,9 +214,12 @@ class IreeRunner:
         if len(ids) > self.prefill_len:
             raise ValueError(f"prompt of {len(ids)} tokens exceeds prefill_len "
                              f"{self.prefill_len}")
-        tokens = pad_prompt(ids, self.prefill_len)
-        logits, *self.cache = self._prefill(*self._empty_cache, tokens, np.int32(len(ids)))
-        return self.model.full_logits(np.asarray(logits.to_host()))
+        self.cache = list(self._empty_cache)
+        if len(ids) > 1:  # the cache after all but the last token; positions past it are
+            # written by later steps before any query can see them
+            self.cache = list(self._prefill(*self._empty_cache,
+                                            pad_prompt(ids[:-1], self.prefill_len)))
+        return self.decode(ids[-1], len(ids) - 1)
 
     def decode(self, token: int, pos: int) -> np.ndarray:
         logits, *self.cache = self._decode(*self.cache, np.int32(token), np.int32(pos))

@@ -1,34 +1,38 @@
 """What the RAG systems share (rag_bm25, rag_kb): context selection through the C library's
-`rag_select`, the prompt, and a short answer by a small LLM (Gemma 3 270M exact; JAX on
-the CPU). A system subclasses `RagPipeline` with its retrieval: `attach`, `encode` (the
-question as the retrieval's query, a stage that reads no knob) and `search` (in C), and
-names the C knobs its search reads (`retrieval_knobs`).
+`rag_select`, the prompt, and a short answer by a small LLM (Gemma 3 270M exact; `llm.py`:
+its prefill under jax.jit, its variants' decode under jax.jit or IREE). A system subclasses
+`RagPipeline` with its retrieval: `attach`, `encode` (the question as the retrieval's
+query, a stage that reads no knob) and `search` (in C), and names the C knobs its search
+reads (`retrieval_knobs`).
 
-Python-side knobs (the C library has the retrieval and selection ones):
-  llm_model   (dynamic) 0 = Gemma 3 270M, 1 = SmolLM2-135M, decided per question from the
-              retrieval's confidence (the second passage's score in % of the best): with
-              one clear winner the small model only has to copy from it.
-  llm_layers  drop the last k decoder layers of the model (early exit).
+Python-side knobs (the C library has the retrieval and selection ones). The dynamic ones
+decide per question on the retrieval's confidence, the second passage's score in % of the
+best: with one clear winner the answer only has to be copied from it.
+  llm_model   (dynamic) 0 = Gemma 3 270M, 1 = SmolLM2-135M.
+  llm_quant   (dynamic) 0 = float32 decode, 1 = W8A8 decode (IREE).
+  llm_vocab   0 = the whole output vocabulary, 1 = the corpus's tokens only.
+  llm_layers  drop the last decoder layer of the model (early exit; not in rag_bm25's and
+              rag_kb's spaces: `FAST_KNOBS`).
+  llm_answer  the answer's length in tokens at most (exact 10).
+`answer` puts the decode knobs' values in `self.decoding` before calling `generate(prompt,
+model, layers)`, so a subclass replacing `generate` with another LLM keeps its signature.
 """
 
 from __future__ import annotations
 
 import ctypes
 import importlib.util
-import time
+import sys
 from abc import abstractmethod
 from pathlib import Path
 from types import ModuleType
 from typing import Any
-
-import numpy as np
 
 from approxcc.system.pipeline import Pipeline, Stages, Timed, decide, knob_values
 from approxcc.tune.space import Knob, KnobConfig
 
 TOP_K = 3               # passages retrieved (the exact system puts all of them in)
 PASSAGE_WORDS = 60      # words of a passage at most: prefill on this CPU is the cost
-ANSWER_TOKENS = 10
 MODELS = ("gemma3", "smollm2")
 SELECTION_KNOBS = ("extra_passage", "passage_tail")
 INSTRUCTION = "Answer the question in a few words, using the passages."
@@ -41,15 +45,30 @@ def load_module(path: Path, name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module      # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
 
+llm = load_module(Path(__file__).resolve().parent / "llm.py", "rag_llm")
+ANSWER_TOKENS = llm.ANSWER_TOKENS
+
+
+def _confident(name: str) -> Knob:
+    return Knob(name, {"llm_model": "func_substitute", "llm_quant": "quantize"}[name], (0, 1),
+                0, dynamic=True, thresholds=1, range=(0, 100), loc="pipeline.py")
+
+
 class RagPipeline(Pipeline):
     knobs = (
-        Knob("llm_model", "func_substitute", (0, 1), 0, dynamic=True, thresholds=1,
-             range=(0, 100), loc="pipeline.py"),
-        Knob("llm_layers", "task_skipping", (0, 1, 2, 3), 0, loc="pipeline.py"),
+        _confident("llm_model"),
+        Knob("llm_layers", "task_skipping", (0, 1), 0, loc="pipeline.py"),
+        _confident("llm_quant"),
+        # a narrower output head skips most of its rows
+        Knob("llm_vocab", "task_skipping", (0, 1), 0, loc="pipeline.py"),
+        # the answer's last tokens skipped
+        Knob("llm_answer", "task_skipping", (ANSWER_TOKENS, 6, 4), ANSWER_TOKENS,
+             loc="pipeline.py"),
     )
     retrieval_knobs: tuple[str, ...] = ()     # the C knobs `search` reads (its cache key)
     query_stage = "query"                     # the profile's name for `encode`
@@ -57,8 +76,9 @@ class RagPipeline(Pipeline):
     def __init__(self, articles: Any, models: tuple[str, ...] = MODELS):
         self.articles = articles
         self.model_names = models
-        self.runners: dict[tuple[str, int], Any] = {}
-        self.compiled: set[tuple[Any, ...]] = set()    # (model, layers, padded length)
+        self.compiled: set[tuple[Any, ...]] = set()    # what a subclass's LLM compiled
+        self.llm = llm.Llm(models, self.shortlist_texts)
+        self.decoding = llm.Variant()                  # the decode knobs of this answer
 
     @abstractmethod
     def encode(self, question: str) -> Any:
@@ -85,44 +105,24 @@ class RagPipeline(Pipeline):
 
     # -- LLM ---------------------------------------------------------------------------------
 
-    def runner(self, model: int, layers: int) -> Any:
-        key = (self.model_names[model], layers)
-        if key not in self.runners:
-            from workloads.models import load_model
-            from workloads.models.decode import JaxRunner, skip_layers
+    def shortlist_texts(self) -> list[str]:
+        """What a restricted vocabulary must cover: every summary and the prompt's text."""
+        fixed = [INSTRUCTION, CLOSED_BOOK, EXAMPLE, "Passage: ", "Question: ", "Answer:"]
+        return fixed + [f"{a.title}: {a.extract}" for a in self.articles]
 
-            base = next((r.model for (name, k), r in self.runners.items()
-                         if name == key[0] and k == 0), None) or load_model(key[0])
-            n = len(base.params["layers"])
-            m = skip_layers(base, set(range(n - layers, n))) if layers else base
-            self.runners[key] = JaxRunner(m, max_len=512)
-        return self.runners[key]
+    def prepare(self) -> float:
+        """Every LLM variant the knobs can ask for, built now (seconds IREE compiled)."""
+        values = {k.name: k.values for k in self.knobs}
+        return self.llm.prepare([llm.Variant(m, k, q, v) for m in values["llm_model"]
+                                 for k in values.get("llm_layers", (0,))
+                                 for q in values["llm_quant"] for v in values["llm_vocab"]])
 
     def generate(self, prompt: str, model: int, layers: int) -> Timed:
-        """Greedy answer to the end of its first line."""
-        from workloads.models.decode import prefill_length, prompt_ids
-
-        runner = self.runner(model, layers)
-        tok = runner.model.tokenizer
-        ids = prompt_ids(runner.model, prompt, chat=False)
-        shape = (model, layers, prefill_length(len(ids), runner.max_len))
-        if shape not in self.compiled:
-            # compile first (XLA, once per padded length): stage times are the system's
-            runner.prefill(ids)
-            runner.decode(0, len(ids))
-            self.compiled.add(shape)
-        t0 = time.perf_counter()
-        logits = runner.prefill(ids)
-        t1 = time.perf_counter()
-        out: list[int] = []
-        for pos in range(len(ids), len(ids) + ANSWER_TOKENS):
-            token = int(np.argmax(logits))
-            if token in tok.stop_ids or "\n" in tok.decode(out + [token]).lstrip():
-                break
-            out.append(token)
-            logits = runner.decode(token, pos)
-        t2 = time.perf_counter()
-        return Timed(tok.decode(out).strip(), {"prefill": t1 - t0, "decode": t2 - t1})
+        """Greedy answer to the end of its first line, decoded as `self.decoding` says."""
+        variant = llm.Variant(model, layers, self.decoding.quant, self.decoding.vocab,
+                              self.decoding.tokens)
+        text, parts = self.llm.generate(prompt, variant)
+        return Timed(text, parts)
 
     # -- the system --------------------------------------------------------------------------
 
@@ -145,10 +145,20 @@ class RagPipeline(Pipeline):
         prompt = self.prompt(question, ids, words)
         confidence = 100.0 * scores[1] / scores[0] if len(scores) > 1 and scores[0] else 0.0
         model = decide(knobs["llm_model"], confidence)
-        layers = decide(knobs["llm_layers"], 0)
-        return stages.run("llm", (prompt, model, layers),
+        layers = decide(knobs["llm_layers"], 0) if "llm_layers" in knobs else 0
+        self.decoding = llm.Variant(quant=decide(knobs["llm_quant"], confidence),
+                                    vocab=decide(knobs["llm_vocab"], 0),
+                                    tokens=decide(knobs["llm_answer"], 0))
+        return stages.run("llm", (prompt, model, layers, self.decoding),
                           lambda: self.generate(prompt, model, layers))
 
     def closed_book(self, question: str) -> str:
         """The exact LLM without retrieval (the baseline retrieval has to beat)."""
+        self.decoding = llm.Variant()
         return self.generate(self.prompt(question, [], []), 0, 0).value
+
+
+# The RAG systems' LLM knobs: without llm_layers, which no tuning run picked (the first
+# run's budget-3/6/9 configurations keep every layer) and whose every W8A8 decoder would be
+# one more IREE compile.
+FAST_KNOBS = tuple(k for k in RagPipeline.knobs if k.name != "llm_layers")

@@ -29,6 +29,7 @@ QUESTION_WORDS = frozenset(
 
 
 class RagBm25(rag.RagPipeline):
+    knobs = rag.FAST_KNOBS
     retrieval_knobs = ("doc_stride", "term_skip", "early_stop")
 
     def __init__(self, root: Path, docs: int | None = None,

@@ -52,6 +52,7 @@ def write_kb(path: Path, vectors: np.ndarray, clusters: int, seed: int = 0) -> n
 
 
 class RagKb(rag.RagPipeline):
+    knobs = rag.FAST_KNOBS
     retrieval_knobs = ("probe", "dims", "precision")
     query_stage = "embedding"
 
