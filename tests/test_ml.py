@@ -183,17 +183,47 @@ def test_runtime_switches_variant_with_state(decoder: tuple[ModuleType, Manifest
                                rtol=1e-5, atol=1e-5)
     score["value"] = 50.0                  # a state equal to a threshold takes the upper leaf
     assert step.choice(tokens, pos)["llm"] == 1
-    # weights stay resident: one context (its globals initialised once) serves every later
-    # call, one parameter module per weights file
-    resident = id(step._loaded[step.last_variant].invoke)
+    # both leaves ran inside one dispatch: one context (its globals initialised once)
+    # serves every later call, one parameter module for its weights file
+    assert step.last_entry == step.dispatch(tokens, pos)["id"]
+    resident = id(step._loaded[step.last_entry].invoke)
     step(tokens, pos)
-    assert id(step._loaded[step.last_variant].invoke) == resident
-    assert len(prog._parameters) == 2
+    assert id(step._loaded[step.last_entry].invoke) == resident
+    assert len(prog._parameters) == 1
     # `states=` overrides the registry
     other = load(manifest.path, config={"knobs": {"llm": {"thresholds": [50],
                                                           "decisions": [1, 0]}}},
                  states={"retrieval_score": lambda *inputs: 0.0})
     assert other.decode_step.choice(tokens, pos)["llm"] == 1
+
+
+def test_dispatch_runs_the_state_selected_variant(decoder: tuple[ModuleType, Manifest]
+                                                  ) -> None:
+    """For every static choice, one vmfb entry dispatches on the state across the threshold:
+    each state's output is that of its static variant (JAX's), and the two differ."""
+    module, manifest = decoder
+    entry = manifest.functions["decode_step"]
+    assert len(entry["dispatches"]) == 4
+    assert all("dispatch" in v and "cpu" not in v["vmfb"] for v in entry["variants"])
+    afn = module.decode_step.__approx__
+    w, tokens, pos = module.APPROX_EXAMPLE_ARGS["decode_step"]
+    score = {"value": 0.0}
+    prog = load(manifest.path, states={"retrieval_score": lambda *inputs: score["value"]})
+    for dispatch in entry["dispatches"]:
+        prog.configure({"knobs": {"llm": {"thresholds": [50], "decisions": [0, 1]},
+                                  **{k: {"value": v} for k, v in dispatch["static"].items()}}})
+        outs = []
+        for state, llm in ((49.5, 0), (50.5, 1)):
+            score["value"] = state
+            got = prog.decode_step(tokens, pos)
+            assert prog.decode_step.last_entry == dispatch["id"]
+            choice = {**dispatch["static"], "llm": llm}
+            v = make_variant(afn, w, [tokens, pos], choice)
+            ref = np.asarray(jax.jit(v.fn)(v.stored, tokens, pos))
+            tol = _tolerance(module, "decode_step", choice) * max(1.0, float(np.abs(ref).max()))
+            assert np.abs(got - ref).max() <= tol, (dispatch["name"], state)
+            outs.append(got)
+        assert np.abs(outs[0] - outs[1]).max() > 0.1
 
 
 def test_runtime_config_errors(decoder: tuple[ModuleType, Manifest]) -> None:

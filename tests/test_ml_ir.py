@@ -78,8 +78,13 @@ def test_every_tiny_decoder_variant_compiles_for_cuda(tmp_path: Path) -> None:
     manifest = build_model(DECODER, tmp_path, ["cuda"])
     variants = manifest.functions["decode_step"]["variants"]
     assert len(variants) == 8 and manifest.functions["decode_step"]["failed"] == {}
+    # every variant runs inside a dispatch on the state (`llm` is state-driven)
+    dispatches = {d["id"]: d for d in manifest.functions["decode_step"]["dispatches"]}
+    assert len(dispatches) == 4 and all(d["failed"] == {} for d in dispatches.values())
     for variant in variants:
-        assert (tmp_path / variant["vmfb"]["cuda"]).stat().st_size > 1000
+        dispatch = dispatches[variant["dispatch"]]
+        assert variant["id"] in dispatch["branches"]
+        assert (tmp_path / dispatch["vmfb"]["cuda"]).stat().st_size > 1000
 
 
 FAILING = """

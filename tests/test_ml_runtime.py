@@ -49,7 +49,7 @@ def test_weights_are_parameters_not_arguments(built: Path) -> None:
     assert text.count('"util.global"()') == 2 and '#flow.parameter.named<"model"::"p1">' in text
     main = next(line for line in text.splitlines() if "func.func public @main(" in line)
     assert "tensor<8x8xf32>" not in main        # only the inputs are arguments
-    assert manifest["approxcc_ml"] == "2"
+    assert manifest["approxcc_ml"] == "3"
 
 
 def test_a_cache_stays_on_the_device_between_calls(built: Path) -> None:

@@ -1,9 +1,11 @@
 """`approxcc model.py -o OUT --target=cpu,cuda,rocm`: every variant through IREE.
 
 The program's approx IR (`ml/ir.py`) goes through every ML pass (`ml/passes.py`); each
-variant function it then holds becomes a StableHLO module of its own (`@main` and its
-callees), compiled by `iree-compile` for each target (one job per target and distinct
-StableHLO, in parallel), its weights saved as `.npz` (shared by content hash).
+dispatch function (`ml/dispatch.py`) and each variant function no dispatch runs becomes a
+StableHLO module of its own (`@main` and its callees), compiled by `iree-compile` for each
+target (one job per target and distinct StableHLO, in parallel), its weights saved as
+`.npz` (shared by content hash). Where a dispatch fails for a target, its variants are
+compiled one by one for it instead (a variant table).
 OUT/manifest.json describes it all; `approxcc.ml.runtime` loads it.
 
 The weights are not arguments of a variant's `@main` but immutable `util.global`s read from
@@ -25,7 +27,7 @@ import json
 import os
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +43,7 @@ from xdsl.dialects.builtin import (
 
 from approxcc.diagnostics import CompileError, warn
 from approxcc.ml.approx import Knob
+from approxcc.ml.dispatch import BRANCHES_ATTR, KNOBS_ATTR, dispatch_values, dispatches_of
 from approxcc.ml.ir import (
     approx_module,
     exact_choice,
@@ -61,7 +64,7 @@ from approxcc.ml.iree import (
 from approxcc.ml.passes import choice_of, expand_all, variants_of
 from approxcc.ml.program import DecoratedFunction, load_program
 
-MANIFEST_VERSION = "2"   # 2: weights are IREE parameters
+MANIFEST_VERSION = "3"   # 2: weights are IREE parameters; 3: dispatches
 PARAMETER_SCOPE = "model"
 # FUSION_FLAGS: workloads/models still imports it from here (approxcc.ml.iree is its home).
 __all__ = ["FUSION_FLAGS", "Manifest", "build_model", "describe"]
@@ -95,11 +98,13 @@ def build_model(path: str | Path, out_dir: str | Path, targets: Sequence[str] = 
     for sub in ("mlir", "weights", *targets):
         (out / sub).mkdir(parents=True, exist_ok=True)
     entries: dict[str, Any] = {}
-    pending: dict[tuple[str, str], Future[float]] = {}
     with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
+        compiles = _Compiles(compiler, out, pool)
         for name, fn in program.functions.items():
-            entries[name] = _function_entry(fn, module, out, targets, compiler, pool, pending)
-        errors = _collect(program.functions, entries, pending, targets)
+            entries[name] = _function_entry(fn, module, out, targets, compiles)
+        for name, entry in entries.items():
+            _fall_back(program.functions[name], entry, targets, compiles)
+        errors = _collect(program.functions, entries, compiles, targets)
     if errors and not keep_going:
         raise errors[0]
     for err in errors:
@@ -112,38 +117,82 @@ def build_model(path: str | Path, out_dir: str | Path, targets: Sequence[str] = 
     return manifest
 
 
+@dataclass
+class _Compiles:
+    """The `iree-compile` jobs of a build, one per target and distinct module and flags."""
+    compiler: str
+    out: Path
+    pool: ThreadPoolExecutor
+    pending: dict[tuple[str, str], Future[float]] = field(default_factory=dict)
+
+    def submit(self, item: dict[str, Any], name: str, target: str, widens: bool) -> None:
+        """Compiles `item["mlir"]` for `target` (`widens`: see `_widens_weights`), recording
+        the vmfb in `item["vmfb"]`."""
+        mlir = self.out / item["mlir"]
+        flags = target_flags(target, widens)
+        flag_hash = hashlib.sha1("\0".join([mlir.read_text(), *flags]).encode()).hexdigest()
+        vmfb = f"{target}/{name}-{flag_hash[:12]}.vmfb"
+        if (target, vmfb) not in self.pending:
+            self.pending[(target, vmfb)] = self.pool.submit(
+                compile_stablehlo, self.compiler, mlir, self.out / vmfb, flags)
+        item["vmfb"][target] = vmfb
+
+    def result(self, item: dict[str, Any], target: str) -> float | str:
+        """The compile seconds of `item` for `target`, or IREE's first error line."""
+        try:
+            return self.pending[(target, item["vmfb"][target])].result()
+        except IreeFailure as failure:
+            return failure.line
+
+
 def _function_entry(fn: DecoratedFunction, module: ModuleOp, out: Path, targets: Sequence[str],
-                    compiler: str, pool: ThreadPoolExecutor,
-                    pending: dict[tuple[str, str], Future[float]]) -> dict[str, Any]:
+                    compiles: _Compiles) -> dict[str, Any]:
+    """The manifest entry of `fn`; compiles its dispatches and the variants no dispatch runs
+    (those `_fall_back` compiles where a dispatch fails)."""
     import jax
 
-    variants = []
+    def standalone(function: func.FuncOp, stored: list[Any]) -> dict[str, Any]:
+        """`function` as its own module, and its weights, saved."""
+        text = print_ir(_standalone(module, function, len(stored)))
+        mlir = out / "mlir" / f"{fn.name}-{hashlib.sha1(text.encode()).hexdigest()[:12]}.mlir"
+        mlir.write_text(text)
+        return {"weights": _save_weights(out, stored), "weight_args": [_sig(a) for a in stored],
+                "mlir": str(mlir.relative_to(out)), "vmfb": {}}
+
+    variants, by_name, weights_of = [], {}, {}
     for i, variant_fn in enumerate(variants_of(module, fn.name)):
         choice = choice_of(variant_fn, fn)
         exported = export_variant(fn, choice)
         n_w = len(exported.stored)
         stored = [exported.stored[j] for j in exported.kept if j < n_w]
-        text = print_ir(_standalone(module, variant_fn, len(stored)))
-        code_hash = hashlib.sha1(text.encode()).hexdigest()[:12]
-        mlir = out / "mlir" / f"{fn.name}-{code_hash}.mlir"
-        mlir.write_text(text)
-        vmfbs = {}
+        variant = {"id": f"{fn.name}.v{i}", "name": variant_name(fn, choice), "choice": choice,
+                   "labels": describe(fn, choice), **standalone(variant_fn, stored),
+                   "input_args": [j - n_w for j in exported.kept if j >= n_w]}
+        variants.append(variant)
+        by_name[variant["name"]] = variant
+        weights_of[variant["name"]] = stored
+    dispatches = []
+    for i, dispatch_fn in enumerate(dispatches_of(module, fn.name)):
+        branches = [by_name[b.root_reference.data]  # type: ignore[attr-defined]
+                    for b in dispatch_fn.attributes[BRANCHES_ATTR].data]  # type: ignore[attr-defined]
+        knobs = [k.data for k in dispatch_fn.attributes[KNOBS_ATTR].data]  # type: ignore[attr-defined]
+        dispatch = {
+            "id": f"{fn.name}.d{i}", "name": dispatch_fn.sym_name.data,
+            "static": {k: v for k, v in choice_of(dispatch_fn, fn).items() if k not in knobs},
+            "knobs": knobs, "values": dispatch_values(dispatch_fn),
+            "branches": [b["id"] for b in branches],
+            **standalone(dispatch_fn, [a for b in branches for a in weights_of[b["name"]]]),
+            "input_args": list(range(len(fn.inputs))), "failed": {}}
         for t in targets:
-            flags = target_flags(t, _widens_weights(fn, choice))
-            flag_hash = hashlib.sha1("\0".join([text, *flags]).encode()).hexdigest()[:12]
-            vmfb = f"{t}/{fn.name}-{flag_hash}.vmfb"
-            if (t, vmfb) not in pending:
-                pending[(t, vmfb)] = pool.submit(compile_stablehlo, compiler, mlir, out / vmfb,
-                                                 flags)
-            vmfbs[t] = vmfb
-        variants.append({
-            "id": f"{fn.name}.v{i}", "name": variant_name(fn, choice), "choice": choice,
-            "labels": describe(fn, choice),
-            "weights": _save_weights(out, stored),
-            "weight_args": [_sig(a) for a in stored],
-            "input_args": [j - n_w for j in exported.kept if j >= n_w],
-            "mlir": str(mlir.relative_to(out)), "vmfb": vmfbs,
-        })
+            compiles.submit(dispatch, fn.name, t, any(_widens_weights(fn, b["choice"])
+                                                      for b in branches))
+        for b in branches:
+            b["dispatch"] = dispatch["id"]
+        dispatches.append(dispatch)
+    for variant in variants:
+        if "dispatch" not in variant:
+            for t in targets:
+                compiles.submit(variant, fn.name, t, _widens_weights(fn, variant["choice"]))
     return {
         "loc": f"{fn.afn.loc.file}:{fn.afn.loc.line}",
         "inputs": [_sig(a) for a in fn.inputs],
@@ -151,27 +200,42 @@ def _function_entry(fn: DecoratedFunction, module: ModuleOp, out: Path, targets:
         "output_kind": "tuple" if fn.is_tuple else "array",
         "knobs": [_knob_entry(k, exact_choice(fn)[k.name]) for k in fn.afn.knobs],
         "variants": variants,
+        "dispatches": dispatches,
         "failed": {},
     }
 
 
+def _fall_back(fn: DecoratedFunction, entry: dict[str, Any], targets: Sequence[str],
+               compiles: _Compiles) -> None:
+    """Where IREE cannot compile a dispatch, its variants are compiled one by one (a variant
+    table): the dispatch records IREE's error under `failed`, without a vmfb there."""
+    by_id = {v["id"]: v for v in entry["variants"]}
+    for dispatch in entry["dispatches"]:
+        dispatch["compile_s"] = {}
+        for t in targets:
+            result = compiles.result(dispatch, t)
+            if isinstance(result, str):
+                del dispatch["vmfb"][t]
+                dispatch["failed"][t] = result
+                for b in dispatch["branches"]:
+                    compiles.submit(by_id[b], fn.name, t, _widens_weights(fn, by_id[b]["choice"]))
+            else:
+                dispatch["compile_s"][t] = round(result, 3)
+
+
 def _collect(functions: dict[str, DecoratedFunction], entries: dict[str, Any],
-             pending: dict[tuple[str, str], Future[float]],
-             targets: Sequence[str]) -> list[CompileError]:
-    """Waits for the compile jobs; records compile seconds, or the failure (the vmfb is
-    removed from the variant and the variant listed under `failed[target]`)."""
-    results: dict[tuple[str, str], float | str] = {}
-    for key, fut in pending.items():
-        try:
-            results[key] = fut.result()
-        except IreeFailure as failure:
-            results[key] = failure.line
+             compiles: _Compiles, targets: Sequence[str]) -> list[CompileError]:
+    """Waits for the variants' compile jobs; records compile seconds, or the failure (the
+    variant listed under `failed[target]`, without a vmfb there). A variant a dispatch runs
+    has no vmfb of its own for that target."""
     errors = []
     for name, entry in entries.items():
         for variant in entry["variants"]:
             variant["compile_s"] = {}
             for t in targets:
-                result = results[(t, variant["vmfb"][t])]
+                if t not in variant["vmfb"]:
+                    continue
+                result = compiles.result(variant, t)
                 if isinstance(result, str):
                     del variant["vmfb"][t]
                     entry["failed"].setdefault(t, []).append(variant["id"])

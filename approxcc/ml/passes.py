@@ -10,10 +10,10 @@ order documented there, whatever the order of the passes. Every knob lists the v
 approximate it (its value is not the exact one) in `params.variants`, but a func_substitute
 knob, whose `variants` are its substitutes (as in C, the symbols its values 1..n name).
 
-Variants take their own weights (cast, quantised, fewer layers, another model's), so one
-module cannot call them all from one signature: the variant functions are a variant table,
-and the runtime (`ml/runtime.py`) picks one per call from the configuration, evaluating a
-dynamic knob's decision tree on the host.
+`approx-ml-dispatch`, last, adds per choice of the static knobs a function dispatching on
+the dynamic knobs' states to the variants of their values (`ml/dispatch.py`); the variants
+of a function without dynamic knobs are a variant table, the runtime (`ml/runtime.py`)
+picking one per call from the configuration.
 
 `ML_PIPELINE` runs every ML pass. `ML_PASSES` maps their names to their classes (for a pass
 pipeline parser).
@@ -22,6 +22,7 @@ pipeline parser).
 from __future__ import annotations
 
 import functools
+import itertools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -32,6 +33,8 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, Module
 from xdsl.passes import ModulePass
 
 from approxcc.dialect import KnobOp
+from approxcc.ml.approx import Knob
+from approxcc.ml.dispatch import Branch, add_dispatch, dispatch_name, dispatches_of
 from approxcc.ml.ir import (
     CHOICE_ATTR,
     FUNCTION_ATTR,
@@ -39,6 +42,9 @@ from approxcc.ml.ir import (
     VARIANT_OF,
     add_variant,
     exact_choice,
+    export_variant,
+    tensor_type,
+    variant_name,
     verify,
 )
 from approxcc.ml.program import DecoratedFunction, MLProgram, load_program
@@ -124,9 +130,60 @@ def _pass(transform: str) -> type[MLTransformPass]:
     return dataclass(frozen=True)(cls)
 
 
-# The order transforms compose in (ml/transforms.py), which is also the pipeline's.
+@dataclass(frozen=True)
+class MLDispatchPass(ModulePass):
+    """approx-ml-dispatch: per choice of the static knobs, a function dispatching on the
+    dynamic knobs' states to the variants already in the module (`ml/dispatch.py`)."""
+
+    name = "approx-ml-dispatch"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if SOURCE_ATTR not in op.attributes:
+            return
+        program = program_of(op)
+        for public in [f for f in op.ops if FUNCTION_ATTR in f.attributes]:
+            fn = program.functions[public.attributes[FUNCTION_ATTR].data]  # type: ignore[attr-defined]
+            dynamic = [k for k in fn.afn.knobs if k.state is not None]
+            if dynamic:
+                _add_dispatches(op, fn, dynamic)
+
+
+def _add_dispatches(module: ModuleOp, fn: DecoratedFunction, dynamic: list[Knob]) -> None:
+    """One dispatch per choice of the static knobs whose variants cover the product of the
+    dynamic knobs' values present (in domain order)."""
+    names = [k.name for k in dynamic]
+    groups: dict[tuple[tuple[str, int | None], ...], dict[tuple[int | None, ...],
+                                                            func.FuncOp]] = {}
+    for variant in variants_of(module, fn.name):
+        choice = choice_of(variant, fn)
+        static = tuple((k, v) for k, v in choice.items() if k not in names)
+        groups.setdefault(static, {})[tuple(choice[k] for k in names)] = variant
+    existing = {f.sym_name.data for f in dispatches_of(module, fn.name)}
+    exact = exact_choice(fn)
+    inputs = [tensor_type(a) for a in fn.inputs]
+    for static, by_values in groups.items():
+        values = [sorted({key[i] for key in by_values},
+                         key=lambda v, k=k: k.domain.index(v) if v in k.domain else -1)
+                  for i, k in enumerate(dynamic)]
+        keys = list(itertools.product(*values))
+        name = dispatch_name(variant_name(fn, {**exact, **dict(static)}))
+        if name in existing or len(keys) < 2 or any(key not in by_values for key in keys):
+            continue
+        branches = []
+        for key in keys:
+            exported = export_variant(fn, {**dict(static), **dict(zip(names, key, strict=True))})
+            n_w = len(exported.stored)
+            branches.append(Branch(by_values[key], sum(j < n_w for j in exported.kept),
+                                   [j - n_w for j in exported.kept if j >= n_w]))
+        add_dispatch(module, fn.name, name, dict(static),
+                     [(k.name, k.thresholds) for k in dynamic], values, branches, inputs)
+
+
+# The order transforms compose in (ml/transforms.py), which is also the pipeline's; the
+# dispatch comes last, over the variants they added.
 ML_TRANSFORMS = ("func_substitute", "task_skipping", "loop_perforate", "quantize", "precision")
-ML_PASSES: dict[str, type[ModulePass]] = {p.name: p for p in map(_pass, ML_TRANSFORMS)}
+ML_PASSES: dict[str, type[ModulePass]] = {
+    **{p.name: p for p in map(_pass, ML_TRANSFORMS)}, MLDispatchPass.name: MLDispatchPass}
 ML_PIPELINE = ",".join(ML_PASSES)
 
 

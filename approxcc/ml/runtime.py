@@ -9,7 +9,10 @@ A knob with `{"value": v}` is static; a dynamic knob (`state=approx.state("s")`)
 `{"thresholds": [...], "decisions": [...]}` calls the state function registered under "s"
 (`approx.register_state`, or `states=` here) with the call's inputs and takes
 `decisions[i]`, i = the number of thresholds <= the state value (as in C). A knob absent
-from the configuration is exact.
+from the configuration is exact. Where the build has a dispatch for the static knobs'
+choice (`ml/dispatch.py`), the call runs it, passing the states, thresholds and decisions:
+the decision tree is evaluated inside the module; elsewhere it is evaluated here and the
+selected variant's own vmfb runs.
 
 The device: `device="auto"` takes CUDA, then HIP, when the build has vmfbs for it and the
 driver finds a device, else the CPU (`local-task`). A variant's weights are IREE parameters
@@ -156,18 +159,33 @@ class MLFunction:
         self.entry = entry
         self.knobs: list[dict[str, Any]] = entry["knobs"]
         self.settings: dict[str, KnobSetting] = {}
-        self.last_variant: str | None = None
+        self.last_variant: str | None = None   # the variant the configuration selected
+        self.last_entry: str | None = None     # the vmfb entry that ran it (a dispatch's id)
         self._by_choice = {tuple(v["choice"][k["name"]] for k in self.knobs): v
                            for v in entry["variants"]}
+        self._static = [k["name"] for k in self.knobs if k["state"] is None]
+        self._dispatches = {tuple(d["static"][k] for k in self._static): d
+                            for d in entry["dispatches"]}
         self._loaded: dict[str, _Loaded] = {}
 
     def choice(self, *inputs: Any) -> dict[str, int | None]:
         """The knob values this call runs with (evaluating state functions)."""
-        return {k["name"]: self._value(k, inputs) for k in self.knobs}
+        return self._choice(self._states(inputs))
 
     def variant(self, *inputs: Any) -> dict[str, Any]:
-        choice = self.choice(*inputs)
+        return self._variant(self.choice(*inputs))
+
+    def dispatch(self, *inputs: Any) -> dict[str, Any] | None:
+        """The dispatch this call runs (None: the variant table, no dispatch built for this
+        target and static choice)."""
+        return self._dispatch(self.choice(*inputs))
+
+    def _variant(self, choice: Mapping[str, int | None]) -> dict[str, Any]:
         return self._by_choice[tuple(choice[k["name"]] for k in self.knobs)]
+
+    def _dispatch(self, choice: Mapping[str, int | None]) -> dict[str, Any] | None:
+        found = self._dispatches.get(tuple(choice[k] for k in self._static))
+        return found if found is not None and self.program.target in found["vmfb"] else None
 
     def __call__(self, *inputs: Any) -> Any:
         """The outputs, as numpy arrays."""
@@ -188,11 +206,45 @@ class MLFunction:
                             f"resident), got {len(inputs)}")
         arrays = [_input(self.name, i, x, sig) for i, (x, sig) in
                   enumerate(zip(inputs, sigs, strict=True))]
-        variant = self.variant(*arrays)
-        loaded = self._load(variant)
-        result = loaded.invoke(*(arrays[i] for i in loaded.input_args))
+        states = self._states(arrays)
+        choice = self._choice(states)
+        variant = self._variant(choice)
+        dispatch = self._dispatch(choice)
+        if dispatch is not None:
+            loaded = self._load(dispatch)
+            result = loaded.invoke(*(arrays[i] for i in loaded.input_args),
+                                   *self._tree_args(dispatch, states, choice))
+        else:
+            loaded = self._load(variant)
+            result = loaded.invoke(*(arrays[i] for i in loaded.input_args))
         self.last_variant = variant["id"]
+        self.last_entry = (dispatch or variant)["id"]
         return tuple(result) if isinstance(result, tuple | list) else (result,)
+
+    def _tree_args(self, dispatch: Mapping[str, Any], states: Mapping[str, float | None],
+                   choice: Mapping[str, int | None]) -> list[np.ndarray]:
+        """Per dynamic knob of `dispatch`: its state, thresholds and decisions (positions in
+        the dispatch's values); a knob without a decision tree is one leaf, its value."""
+        args = []
+        for name, values in zip(dispatch["knobs"], dispatch["values"], strict=True):
+            setting = self.settings.get(name)
+            n = next(k["thresholds"] for k in self.knobs if k["name"] == name)
+            if states[name] is None or setting is None or setting.thresholds is None:
+                state, thresholds, decisions = 0.0, [0.0] * n, [choice[name]] * (n + 1)
+            else:
+                state, thresholds = states[name], list(setting.thresholds)
+                decisions = list(setting.decisions or ())
+            args += [np.asarray(state, np.float32), np.asarray(thresholds, np.float32),
+                     np.asarray([values.index(d) for d in decisions], np.int32)]
+        return args
+
+    def _states(self, inputs: tuple[Any, ...]) -> dict[str, float | None]:
+        """Each knob's state (its state function on the inputs) where its configuration is
+        a decision tree, else None."""
+        return {k["name"]: self._state(k, inputs) for k in self.knobs}
+
+    def _choice(self, states: Mapping[str, float | None]) -> dict[str, int | None]:
+        return {k["name"]: self._value(k, states[k["name"]]) for k in self.knobs}
 
     def _load(self, variant: Mapping[str, Any]) -> _Loaded:
         vid = variant["id"]
@@ -206,18 +258,27 @@ class MLFunction:
             self._loaded[vid] = _Loaded(self.program._module(variant), variant["input_args"])
         return self._loaded[vid]
 
-    def _value(self, knob: Mapping[str, Any], inputs: tuple[Any, ...]) -> int | None:
+    def _state(self, knob: Mapping[str, Any], inputs: tuple[Any, ...]) -> float | None:
+        setting = self.settings.get(knob["name"])
+        if setting is None or setting.thresholds is None:
+            return None
+        state = self.program.states.get(knob["state"]) or approx.registered_state(knob["state"])
+        if state is None:
+            raise LookupError(f"knob '{knob['name']}': no state function '{knob['state']}' "
+                              "(approx.register_state or load(..., states=...))")
+        # float32, as the dispatch compares it
+        return float(np.float32(state(*inputs)))
+
+    def _value(self, knob: Mapping[str, Any], state: float | None) -> int | None:
         setting = self.settings.get(knob["name"])
         if setting is None:
             return knob["exact"]
         if setting.value is not None:
             return setting.value
         assert setting.thresholds is not None and setting.decisions is not None
-        state = self.program.states.get(knob["state"]) or approx.registered_state(knob["state"])
-        if state is None:
-            raise LookupError(f"knob '{knob['name']}': no state function '{knob['state']}' "
-                              "(approx.register_state or load(..., states=...))")
-        return setting.decisions[bisect.bisect_right(setting.thresholds, float(state(*inputs)))]
+        assert state is not None
+        thresholds = [float(np.float32(t)) for t in setting.thresholds]
+        return setting.decisions[bisect.bisect_right(thresholds, state)]
 
 
 def _checked(knob: Mapping[str, Any], setting: KnobSetting) -> KnobSetting:
