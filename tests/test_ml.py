@@ -199,8 +199,9 @@ def test_runtime_switches_variant_with_state(decoder: tuple[ModuleType, Manifest
 
 def test_dispatch_runs_the_state_selected_variant(decoder: tuple[ModuleType, Manifest]
                                                   ) -> None:
-    """For every static choice, one vmfb entry dispatches on the state across the threshold:
-    each state's output is that of its static variant (JAX's), and the two differ."""
+    """For a static choice, one vmfb entry dispatches on the state across the threshold:
+    each state's output is that of its static variant (JAX's), and the two differ (every
+    static configuration runs through a dispatch in test_decoder_variants_match_jax)."""
     module, manifest = decoder
     entry = manifest.functions["decode_step"]
     assert len(entry["dispatches"]) == 4
@@ -209,7 +210,7 @@ def test_dispatch_runs_the_state_selected_variant(decoder: tuple[ModuleType, Man
     w, tokens, pos = module.APPROX_EXAMPLE_ARGS["decode_step"]
     score = {"value": 0.0}
     prog = load(manifest.path, states={"retrieval_score": lambda *inputs: score["value"]})
-    for dispatch in entry["dispatches"]:
+    for dispatch in entry["dispatches"][::3]:   # exact and bf16+w8a8 static knobs
         prog.configure({"knobs": {"llm": {"thresholds": [50], "decisions": [0, 1]},
                                   **{k: {"value": v} for k, v in dispatch["static"].items()}}})
         outs = []
