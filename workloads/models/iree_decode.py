@@ -38,6 +38,7 @@ floor (``bench/ml_matvec.py`` measures both and dumps the assembly).
 from __future__ import annotations
 
 import hashlib
+import re
 import subprocess
 import time
 from dataclasses import dataclass
@@ -118,10 +119,21 @@ class Compiled:
     compile_s: float  # 0.0 when read from the cache
 
 
+_LOCATION_LINE = re.compile(r"^#loc\d* = .*$\n?", re.MULTILINE)
+_LOCATION_REF = re.compile(r" loc\(#loc\d*\)")
+
+
+def _without_locations(mlir: str) -> str:
+    """The module's code alone: jax's locations name source lines, so an edit elsewhere in a
+    traced file would otherwise invalidate every cached vmfb."""
+    return _LOCATION_REF.sub("", _LOCATION_LINE.sub("", mlir))
+
+
 def compile_mlir(mlir: str, tag: str, flags: tuple[str, ...]) -> Compiled:
     """Compile StableHLO text to a vmfb once; later calls with the same text and flags hit
     the cache."""
-    key = hashlib.sha256("\0".join([mlir, *flags, IREE_VERSION]).encode())
+    key = hashlib.sha256("\0".join([_without_locations(mlir), *flags,
+                                    IREE_VERSION]).encode())
     vmfb = models_cache() / f"{tag}-{key.hexdigest()[:16]}.vmfb"
     if vmfb.is_file():
         return Compiled(vmfb, 0.0)
