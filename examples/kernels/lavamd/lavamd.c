@@ -121,6 +121,7 @@ static unsigned next_random(unsigned *seed) {
 
 static double uniform(unsigned *seed) { return (double)next_random(seed) / 16777216.0; }
 
+#ifndef APPROX_NO_MAIN  /* a library holding several kernels leaves their mains out */
 int main(int argc, char **argv) {
   if (argc < 2) {
     printf("usage: lavamd INPUT\n");
@@ -206,3 +207,4 @@ int main(int argc, char **argv) {
     printf("%.6e %.6e %.6e %.6e\n", fv[i], fx[i], fy[i], fz[i]);
   return 0;
 }
+#endif
