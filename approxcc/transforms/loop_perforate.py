@@ -6,7 +6,8 @@ recomputing the C induction variable from %k, so perforating by v is multiplying
 
 from __future__ import annotations
 
-from typing import Any, cast
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from xdsl.dialects import llvm
 from xdsl.dialects.arith import ConstantOp, IndexCastOp, MuliOp
@@ -24,37 +25,32 @@ from approxcc.dialect.targets import knob_target, transform_knob
 from approxcc.registry import KnobDomain, MLKnob, TransformSpec, register
 
 
-def target_loop(transform: TransformOp) -> ForOp | None:
-    """The first scf.for after the transform in its block, or inside the knob stacked
-    after it (two annotations on one loop: the outer knob's loop is the inner one's)."""
-    op = transform.next_op
-    while op is not None and not isinstance(op, ForOp | KnobOp):
-        op = op.next_op
-    if isinstance(op, KnobOp):
-        return _first_loop(op)
-    return op
-
-
-def _first_loop(knob: KnobOp) -> ForOp | None:
-    for op in knob.body.block.ops:
+def _loop_among(ops: Iterable[Operation]) -> ForOp | None:
+    """The first scf.for among `ops`, or inside the first knob among them (annotations
+    stacked on one loop nest their knobs: the outer knob's loop is the inner one's)."""
+    for op in ops:
         if isinstance(op, ForOp):
             return op
         if isinstance(op, KnobOp):
-            return _first_loop(op)
+            return _loop_among(op.body.block.ops)
     return None
 
 
-def _holds_loop(knob: KnobOp) -> bool:
-    """The loop is at the top level of the knob's body, or of a knob stacked inside it."""
-    return any(isinstance(op, ForOp) or isinstance(op, KnobOp) and _holds_loop(op)
-               for op in knob.body.block.ops)
+def _after(op: Operation) -> Iterator[Operation]:
+    while (op := op.next_op) is not None:
+        yield op
+
+
+def target_loop(transform: TransformOp) -> ForOp | None:
+    """The loop that follows the transform in its block (maybe inside a stacked knob)."""
+    return _loop_among(_after(transform))
 
 
 def verify_has_loop(knob: KnobOp, spec: TransformSpec) -> None:
     """A loop transform's knob holds its loop at the top level of its body or of the knobs
     stacked inside it (an ML knob, on a whole function, holds the loop inside the function
     it calls)."""
-    if knob_target(knob) != "function" and not _holds_loop(knob):
+    if knob_target(knob) != "function" and _loop_among(knob.body.block.ops) is None:
         raise VerifyException(f"a {spec.name} knob must contain an scf.for at the top level "
                               "of its body")
 
@@ -100,16 +96,14 @@ def _copied_into(value: SSAValue, at: InsertPoint, rewriter: PatternRewriter,
     from above, so the value crosses only if it depends on nothing of this knob's body but
     what can be recomputed (a tunable build's load from the knob table is; a decision on
     this knob's runtime state is not)."""
-    op = value.owner if isinstance(value, OpResult) else None
-    if op is None or op.regions or not _recomputable(op):
+    if not isinstance(value, OpResult) or value.owner.regions or not _recomputable(value.owner):
         raise CompileError("loop_perforate: a dynamic knob cannot be stacked on another "
                            "knob of its loop; make it the innermost annotation",
                            knob.source_loc)
-    operands = [_copied_into(o, at, rewriter, knob) for o in op.operands]
-    copy = op.clone()
-    copy.operands = operands
+    copy = value.owner.clone()
+    copy.operands = [_copied_into(o, at, rewriter, knob) for o in value.owner.operands]
     rewriter.insert(copy, at)
-    return copy.results[cast(OpResult, value).index]
+    return copy.results[value.index]
 
 
 def _recomputable(op: Operation) -> bool:
