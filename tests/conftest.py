@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -21,7 +22,12 @@ from pathlib import Path
 
 import pytest
 
+from approxcc.tune import Application, RunResult
+from approxcc.tune.qos import metric
+from approxcc.tune.space import Knob, KnobSpace
+
 ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "tune"   # the tuning example (smooth.c)
 NOT_YET = "is not supported by the approxcc C frontend yet"
 
 
@@ -224,3 +230,51 @@ LONGEST_FIRST = ("test_models.py", "test_ml.py", "test_llm_tools.py", "test_ml_i
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))   # stable: file order
+
+
+def small_example(tmp: Path, evals: int = 5, shorter: int = 4) -> Path:
+    """The example with fewer eval inputs and signals `shorter` times shorter (an input is
+    `SEED LENGTH NOISE`): the same program and knobs, runs a few times faster."""
+    dst = tmp / "example"
+    shutil.copytree(EXAMPLE, dst, ignore=shutil.ignore_patterns("tuned"))
+    for extra in sorted((dst / "inputs" / "eval").iterdir())[evals:]:
+        extra.unlink()
+    for path in (dst / "inputs").glob("*/*.txt"):
+        seed, length, noise = path.read_text().split()
+        path.write_text(f"{seed} {int(length) // shorter} {noise}\n")
+    return dst
+
+
+class Synthetic(Application):
+    """A Python system with a deterministic time model: identical measurements every run."""
+
+    name = "synthetic"
+    tune_inputs = ["1", "2"]
+    eval_inputs = [str(i) for i in range(3, 13)]
+
+    def __init__(self) -> None:
+        self.metric = metric("l2")
+
+    def build(self, workdir: Path) -> None:
+        workdir.mkdir(parents=True, exist_ok=True)
+
+    def knob_space(self) -> KnobSpace:
+        return KnobSpace((Knob("a", "loop_perforate", (1, 2, 3, 4, 5, 6), 1),
+                          Knob("b", "loop_perforate", (1, 2, 3, 4), 1, dynamic=True,
+                               thresholds=2, range=(0, 50)),
+                          Knob("c", "func_substitute", (0, 1, 2), 0)))
+
+    def run(self, input: str, config_path: Path | None, workdir: Path,
+            timeout: float) -> RunResult:
+        knobs = json.loads(config_path.read_text())["knobs"] if config_path else {}
+        a = knobs.get("a", {}).get("value", 1)
+        c = knobs.get("c", {}).get("value", 0)
+        b = knobs.get("b", {"value": 1})
+        leaves = b.get("decisions") or [b["value"]]
+        b_mean = sum(leaves) / len(leaves) + sum(b.get("thresholds", [])) / 1000
+        x = int(input)
+        out = f"{x * 100 + a * 0.3 + b_mean * 0.5 + c * 0.2:.4f}\n"
+        return RunResult(out, 1.0 / (a * b_mean * (1 + c)), 0.0, True)
+
+    def loss(self, exact_outputs: list[str], outputs: list[str]) -> float:
+        return self.metric(exact_outputs, outputs)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from test_tune import Synthetic, small_example
+from conftest import Synthetic, small_example
 
 from approxcc.diagnostics import CompileError
 from approxcc.tune import CProgram, TuneOptions, tune

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import sqlite3
 import subprocess
@@ -13,18 +12,16 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import Result, run_approxcc
+from conftest import EXAMPLE, Result, Synthetic, run_approxcc, small_example
 from rich.console import Console
 
-from approxcc.tune import Application, CProgram, RunFailed, RunResult, TuneOptions, tune
+from approxcc.tune import CProgram, RunFailed, RunResult, TuneOptions, tune
 from approxcc.tune.pareto import dominated, front, hypervolume, time_to_fraction
-from approxcc.tune.qos import metric
 from approxcc.tune.report import report
 from approxcc.tune.space import Encoding, Knob, KnobSpace
 
 ROOT = Path(__file__).resolve().parents[1]
 APPROXCC = str(Path(sys.executable).parent / "approxcc")
-EXAMPLE = ROOT / "examples" / "tune"
 BUDGETS = (0.01, 0.02)
 
 
@@ -40,19 +37,6 @@ def rows(db: Path, where: str = "1") -> list[tuple]:
         return conn.execute("SELECT id, config_hash, inputs, status, reason, phase, time_tune,"
                             " loss_tune, seed, versions, host FROM evaluations WHERE "
                             f"{where} ORDER BY id").fetchall()
-
-
-def small_example(tmp: Path, evals: int = 5, shorter: int = 4) -> Path:
-    """The example with fewer eval inputs and signals `shorter` times shorter (an input is
-    `SEED LENGTH NOISE`): the same program and knobs, runs a few times faster."""
-    dst = tmp / "example"
-    shutil.copytree(EXAMPLE, dst, ignore=shutil.ignore_patterns("tuned"))
-    for extra in sorted((dst / "inputs" / "eval").iterdir())[evals:]:
-        extra.unlink()
-    for path in (dst / "inputs").glob("*/*.txt"):
-        seed, length, noise = path.read_text().split()
-        path.write_text(f"{seed} {int(length) // shorter} {noise}\n")
-    return dst
 
 
 @pytest.fixture(scope="module")
@@ -172,41 +156,6 @@ def test_resume_after_sigkill_loses_nothing(tmp_path: Path) -> None:
     assert len({(r[1], r[2]) for r in after}) == len(after)     # no configuration ran twice
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
-
-
-class Synthetic(Application):
-    """A Python system with a deterministic time model: identical measurements every run."""
-
-    name = "synthetic"
-    tune_inputs = ["1", "2"]
-    eval_inputs = [str(i) for i in range(3, 13)]
-
-    def __init__(self) -> None:
-        self.metric = metric("l2")
-
-    def build(self, workdir: Path) -> None:
-        workdir.mkdir(parents=True, exist_ok=True)
-
-    def knob_space(self) -> KnobSpace:
-        return KnobSpace((Knob("a", "loop_perforate", (1, 2, 3, 4, 5, 6), 1),
-                          Knob("b", "loop_perforate", (1, 2, 3, 4), 1, dynamic=True,
-                               thresholds=2, range=(0, 50)),
-                          Knob("c", "func_substitute", (0, 1, 2), 0)))
-
-    def run(self, input: str, config_path: Path | None, workdir: Path,
-            timeout: float) -> RunResult:
-        knobs = json.loads(config_path.read_text())["knobs"] if config_path else {}
-        a = knobs.get("a", {}).get("value", 1)
-        c = knobs.get("c", {}).get("value", 0)
-        b = knobs.get("b", {"value": 1})
-        leaves = b.get("decisions") or [b["value"]]
-        b_mean = sum(leaves) / len(leaves) + sum(b.get("thresholds", [])) / 1000
-        x = int(input)
-        out = f"{x * 100 + a * 0.3 + b_mean * 0.5 + c * 0.2:.4f}\n"
-        return RunResult(out, 1.0 / (a * b_mean * (1 + c)), 0.0, True)
-
-    def loss(self, exact_outputs: list[str], outputs: list[str]) -> float:
-        return self.metric(exact_outputs, outputs)
 
 
 def test_same_seed_same_search(tmp_path: Path) -> None:
