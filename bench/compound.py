@@ -136,8 +136,8 @@ def tune_mode(system: CompoundSystem, mode: str, out: Path, args: argparse.Names
         marks = {"picks (evaluate)": [(p["loss_eval"], p["speedup_eval"]) for p in picks]}
         plot(db, titled, out / "pareto.png", chosen, marks=marks)
 
-    # The profile ran the exact answers, so the tuner's exact run is all cache hits and its
-    # timeout (10x that run's wall time) would fail every real run: give it the profile's.
+    # A batch's first run of a variant compiles (XLA) outside its stage times: the tuner's
+    # timeout starts from the profile's seconds per question.
     batch = prof["seconds_per_question"] * system.project.batch
     options = TuneOptions(budgets=args.budgets, out=out, time_limit=args.minutes * 60,
                           mode=mode, seed=args.seed, timeout=max(MIN_TIMEOUT_S, 10 * batch))
@@ -206,7 +206,7 @@ def fig6(results: list[dict[str, Any]]) -> Table:
 
 def llm_speed(args: argparse.Namespace) -> dict[str, Any]:
     """Seconds per answer (prefill + 10 decode steps) of each LLM variant, interleaved."""
-    from workloads.models.decode import prompt_ids
+    from workloads.models.decode import prefill_length, prompt_ids
 
     system = load_system(str(SYSTEMS / "rag_bm25"))
     system.build(args.out / "llm-build")
@@ -222,7 +222,7 @@ def llm_speed(args: argparse.Namespace) -> dict[str, Any]:
     for model, name in enumerate(pipe.model_names):
         texts = [prompt_ids(llm.base(model), p, chat=False) for p in prompts]
         longest = max(len(t) for t in texts)
-        prefill_len = -(-longest // 32) * 32
+        prefill_len = prefill_length(longest, lm.MAX_LEN)
         exact = llm.prefill_runner(model, 0)
         pairs: dict[str, tuple[Any, Any]] = {"jax f32 (exact)": (exact, exact)}
         # the whole model under IREE: for the exact model only (is it faster than XLA?)

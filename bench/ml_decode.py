@@ -239,10 +239,14 @@ def llama_cpp_row(model: DecoderModel, path: Path, tokens: int, repeats: int,
         params.use_extra_bufts = False
         return params
 
-    llama_cpp.llama.llama_cpp.llama_model_default_params = model_params
+    llama_cpp.llama_cpp.llama_model_default_params = model_params
     row = Row(model.name, f"llama.cpp ({path.name.split('.')[-2].split('-')[-1]})")
-    llm = llama_cpp.Llama(model_path=str(path), n_ctx=MAX_LEN + 16, n_threads=threads,
-                n_threads_batch=threads, n_batch=512, logits_all=True, verbose=False)
+    try:
+        llm = llama_cpp.Llama(model_path=str(path), n_ctx=MAX_LEN + 16, n_threads=threads,
+                              n_threads_batch=threads, n_batch=512, logits_all=True,
+                              verbose=False)
+    finally:   # one model's patch must not wrap the next one's
+        llama_cpp.llama_cpp.llama_model_default_params = defaults
     ids = model.tokenizer.encode(TEXT)
     llm.reset()
     llm.eval(ids)

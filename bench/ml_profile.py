@@ -104,7 +104,7 @@ def main() -> None:
     cache = [np.asarray(c) for c in jax.tree_util.tree_leaves(runner.model.new_cache(MAX_LEN))]
     if args.step == "prefill":
         ids = long_prompt(model, args.prefill_len)
-        inputs = [*cache, pad_prompt(ids, args.prefill_len), np.asarray(len(ids), np.int32)]
+        inputs = [*cache, pad_prompt(ids, args.prefill_len)]   # the cache fill: no length
     else:
         inputs = [*cache, np.asarray(1, np.int32), np.asarray(100, np.int32)]
     with tempfile.TemporaryDirectory() as tmp:

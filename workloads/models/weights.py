@@ -287,7 +287,7 @@ def quantize_int8(params: Params, group: int = 64, dtype: str = "float32",
     group = 0 if activations in DIGITS or block else group
     return jax.tree_util.tree_map(
         lambda a: quantize_matrix(a, group, dtype, activations,
-                                  block if np.shape(a)[0] % max(block, 1) == 0 else 0)
+                                  block if block and np.shape(a)[0] % block == 0 else 0)
         if _is_matrix(a) else a,
         params,
         is_leaf=_is_quantized,
