@@ -165,7 +165,7 @@ class MLFunction:
                            for v in entry["variants"]}
         self._static = [k["name"] for k in self.knobs if k["state"] is None]
         self._dispatches = {tuple(d["static"][k] for k in self._static): d
-                            for d in entry["dispatches"]}
+                            for d in entry["dispatches"] if program.target in d["vmfb"]}
         self._loaded: dict[str, _Loaded] = {}
 
     def choice(self, *inputs: Any) -> dict[str, int | None]:
@@ -184,8 +184,7 @@ class MLFunction:
         return self._by_choice[tuple(choice[k["name"]] for k in self.knobs)]
 
     def _dispatch(self, choice: Mapping[str, int | None]) -> dict[str, Any] | None:
-        found = self._dispatches.get(tuple(choice[k] for k in self._static))
-        return found if found is not None and self.program.target in found["vmfb"] else None
+        return self._dispatches.get(tuple(choice[k] for k in self._static))
 
     def __call__(self, *inputs: Any) -> Any:
         """The outputs, as numpy arrays."""
