@@ -27,12 +27,12 @@ demo: setup
 	$(BIN)/python examples/perforation/demo.py
 
 # One pytest worker per core (pytest-xdist), a test file per worker at a time: a file's
-# module-scoped builds are made once.
+# module-scoped builds are made once. The lit suite (tests/lit) runs as one of the files
+# (tests/test_lit.py); `$(BIN)/lit -sv tests/lit` runs it alone.
 TEST_JOBS ?= $(shell nproc)
 test: setup
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q -x -n $(TEST_JOBS) --dist loadfile tests
-	$(BIN)/lit -sv tests/lit
 
 bench: setup
 	$(BIN)/python bench/approx_overheads.py

@@ -222,9 +222,9 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 # The files that take longest (real models, IREE builds, whole systems) start first, so
 # that `make test`'s workers (pytest-xdist, a file per worker) finish together.
-LONGEST_FIRST = ("test_models.py", "test_ml.py", "test_llm_tools.py", "test_ml_ir.py",
-                 "test_tune.py", "test_system.py", "test_clang_driver.py", "test_kernels.py",
-                 "test_dask.py", "test_system_kb.py")
+LONGEST_FIRST = ("test_models.py", "test_ml.py", "test_lit.py", "test_llm_tools.py",
+                 "test_ml_ir.py", "test_tune.py", "test_system.py", "test_clang_driver.py",
+                 "test_kernels.py", "test_dask.py", "test_system_kb.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -18,6 +18,7 @@ from types import ModuleType
 
 import numpy as np
 import pytest
+from conftest import approxcc_ok
 
 from approxcc.driver.toolchain import c_compiler
 from approxcc.tune import CProgram
@@ -26,7 +27,6 @@ from workloads.data import retrieval, wiki
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNELS = ROOT / "examples" / "kernels"
-APPROXCC = str(Path(sys.executable).parent / "approxcc")
 
 
 # -- shared helpers ------------------------------------------------------------------------
@@ -59,15 +59,14 @@ def sources(kernel: str) -> list[str]:
     return [str(p) for p in app.program.sources + app.program.runtime]
 
 
-def build(kernel: str, out: Path, *extra: str) -> Path:
-    proc = subprocess.run([APPROXCC, "build", *sources(kernel), *extra, "-o", str(out)],
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
+def build(kernel: str, out: Path, *extra: str, src: list[str] | None = None) -> Path:
+    """`approxcc build` of the kernel's sources (or `src`), in this process."""
+    approxcc_ok("build", *(src or sources(kernel)), *extra, "-o", out)
     return out
 
 
-def build_with_cc(kernel: str, out: Path) -> Path:
-    proc = subprocess.run([c_compiler(), "-O2", f"-I{ROOT / 'runtime'}", *sources(kernel),
+def build_with_cc(kernel: str, out: Path, src: list[str] | None = None) -> Path:
+    proc = subprocess.run([c_compiler(), "-O2", f"-I{ROOT / 'runtime'}", *(src or sources(kernel)),
                            str(ROOT / "runtime" / "approxrt.c"), "-lm", "-o", str(out)],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
@@ -278,16 +277,8 @@ def retrieval_kernel(kernel: str, folder: Path) -> tuple[Path, Path, Path]:
     work = folder / "work"
     subprocess.run([sys.executable, str(KERNELS / kernel / "gen.py"), "--small", "--out",
                     str(work)], check=True, capture_output=True, text=True)
-    tunable = folder / kernel
-    proc = subprocess.run([APPROXCC, "build", *src, "--tunable", "-o", str(tunable)],
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    reference = folder / f"{kernel}-cc"
-    proc = subprocess.run([c_compiler(), "-O2", f"-I{ROOT / 'runtime'}", *src,
-                           str(ROOT / "runtime" / "approxrt.c"), "-lm", "-o", str(reference)],
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    return work, tunable, reference
+    tunable = build(kernel, folder / kernel, "--tunable", src=src)
+    return work, tunable, build_with_cc(kernel, folder / f"{kernel}-cc", src=src)
 
 
 def test_wiki_loader_returns_every_summary_with_disjoint_query_sets() -> None:

@@ -80,6 +80,12 @@ class ModuleEmitter:
                           if c.kind == CursorKind.FUNCTION_DECL}
         self.defined = {c.spelling for c in self.declarations
                         if c.kind == CursorKind.FUNCTION_DECL and c.is_definition()}
+        # Every declaration of each function, by canonical cursor: a signature looks its
+        # function up here rather than scanning the headers' thousands of declarations.
+        self.redeclarations: dict[Cursor, list[Cursor]] = {}
+        for c in self.declarations:
+            if c.kind == CursorKind.FUNCTION_DECL:
+                self.redeclarations.setdefault(c.canonical, []).append(c)
         self.overloaded = self.spellings_of_several_functions()
         self.strings: dict[bytes, str] = {}
         self.callees: dict[str, tuple[Cursor, Operation]] = {}  # spelling → its declaration
@@ -227,9 +233,7 @@ class ModuleEmitter:
 
     def signature(self, fn: Cursor) -> Signature:
         """What every call of `fn` and its definition agree on (calls.py)."""
-        return function_signature(fn, [d for d in self.declarations
-                                       if d.kind == CursorKind.FUNCTION_DECL and
-                                       d.canonical == fn.canonical])
+        return function_signature(fn, self.redeclarations.get(fn.canonical, []))
 
     # globals -----------------------------------------------------------------------------
     def global_symbol(self, var: Cursor) -> str:
