@@ -166,21 +166,26 @@ def write_sources(folder: Path, sources: str | Mapping[str, str]) -> list[str]:
 
 
 def build_both(sources: str | Mapping[str, str], folder: Path, *flags: str,
-               compiler: str = "cc", silent: bool = False) -> tuple[Path, Path]:
-    """`sources` built by approxcc (with `flags`; `silent`: printing nothing) as `approx`,
-    and by `compiler -O2` (same flags) as `ref`."""
+               compiler: str = "cc", silent: bool = False,
+               keep_temps: bool = False) -> tuple[Path, Path]:
+    """`sources` built by approxcc (with `flags`; `silent`: printing nothing; `keep_temps`:
+    with -save-temps, so `<stem>.approx.mlir` holds each file's approx IR) as `approx`, and
+    by `compiler -O2` (same flags) as `ref`."""
     names = write_sources(folder, sources)
-    built = approxcc_ok("build", *names, *flags, "-o", "approx", cwd=folder)
+    built = approxcc_ok("build", *names, *flags, *["-save-temps"] * keep_temps, "-o", "approx",
+                        cwd=folder)
     assert not silent or built.stderr == "", built.stderr
     cc("-O2", *names, *flags, "-o", "ref", "-lm", cwd=folder, compiler=compiler)
     return folder / "approx", folder / "ref"
 
 
 def assert_same_as_cc(sources: str | Mapping[str, str], folder: Path, *flags: str,
-                      compiler: str = "cc", silent: bool = False) -> str:
+                      compiler: str = "cc", silent: bool = False,
+                      keep_temps: bool = False) -> str:
     """approxcc's build and `compiler -O2`'s print the same and exit alike; the output."""
     got, want = (run_binary(exe) for exe in build_both(sources, folder, *flags,
-                                                        compiler=compiler, silent=silent))
+                                                        compiler=compiler, silent=silent,
+                                                        keep_temps=keep_temps))
     assert want.stdout, "the program should print something"
     assert (got.stdout, got.returncode) == (want.stdout, want.returncode), got.stderr
     return got.stdout

@@ -12,17 +12,13 @@ from conftest import NOT_YET, approxcc_ok, assert_same_as_cc, diagnose, where
 DEFINITION = re.compile(r"^\w[\w\s*]*?\b(\w+)\([^;{]*\)\s*\{", re.MULTILINE)
 
 
-def assert_compiled_to_mlir(tmp_path: Path) -> None:
-    """Every function of p.c went through MLIR (none was left to the system compiler)."""
-    emitted = approxcc_ok("build", "p.c", "-S", "--emit=approx", "-o", "-", cwd=tmp_path)
-    for name in DEFINITION.findall((tmp_path / "p.c").read_text()):
-        assert re.search(rf"func.func (private )?@{name}\(.*\{{", emitted.stdout), name
-
-
 def assert_compiled_and_same_as_cc(source: str, tmp_path: Path) -> None:
-    (tmp_path / "p.c").write_text(source)
-    assert_compiled_to_mlir(tmp_path)
-    assert_same_as_cc(source, tmp_path)
+    """approxcc's build prints what cc's prints, and every function of the source went
+    through MLIR (none was left to the system compiler)."""
+    assert_same_as_cc(source, tmp_path, keep_temps=True)
+    emitted = (tmp_path / "p.approx.mlir").read_text()
+    for name in DEFINITION.findall(source):
+        assert re.search(rf"func.func (private )?@{name}\(.*\{{", emitted), name
 
 
 # (name, program): each prints what `cc -O2` prints
