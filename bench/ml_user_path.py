@@ -1,28 +1,34 @@
-"""The user path for a real model, side by side: `approxcc build` of a decorated decoder
-against `jax.jit` and the workloads' own IREE runner, and each ML knob variant against exact.
+"""The user path for real models, side by side: `approxcc` builds of the decorated decoders
+(examples/ml/<model>_decode.py: a prefill and a decode step over a KV cache) against
+`jax.jit` of the same functions and the workloads' own IREE runner.
 
-    python bench/ml_user_path.py [--models smollm2] [--tokens 16] [--repeats 3]
+    python bench/ml_user_path.py [--models gemma3,smollm2] [--tokens 16] [--repeats 3]
 
-For each model (the decorated examples/ml/<model>_decode.py) it builds the example once
-(`approxcc EXAMPLE -o BUILD --target=cpu`, skipped when BUILD/manifest.json is newer than
-the example), then decodes greedily from one prompt with every runner:
+Per model it builds the example once (`approxcc EXAMPLE -o BUILD --target=cpu`, skipped
+when BUILD/manifest.json is newer than the example, examples/ml/kv_decoder.py and the
+model code in workloads/models; a rebuild recompiles only what changed), then, in two
+phases (runners freed in between):
 
-- `approxcc <knob>=<label>`: the build through `approxcc.ml.runtime`, one runner per variant
-  of the example's knob (the first is exact), the KV cache kept on the device
-  (`on_device`);
-- `jax.jit`: the same decorated step under XLA-CPU, weights as device arrays;
-- `IreeRunner`: workloads/models/iree_decode.py, f32, no prefill step (the prompt through
-  decode steps like the others).
+- decode, ms/token: greedy decoding from one prompt, every runner one step in turn
+  (interleaved, the order rotating from step to step): `approxcc weights=<label>` for
+  each value of the decode step's knob (the first is exact; the cache kept on the device,
+  `on_device`), `jax.jit` of the same
+  decorated step (weights as device arrays), and workloads' `IreeRunner` (f32, its own
+  compile of the model, the prompt through decode steps like the others);
+- prefill, tokens/s at PREFILL_LEN tokens: a prompt of that many tokens through the
+  prefill step (all tokens but the last written into the cache) and one decode step (the
+  last token's logits), `approxcc prefill_weights=<label>` for each value of the prefill
+  knob against `jax.jit`, interleaved per repeat (the order rotating).
 
-The runners take turns step by step (interleaved), so load from other processes hits them
-alike; ms/token is the median over the generated tokens of every repeat, each runner's
-ratio to the first (approxcc exact). The machine is small and shared: read ratios, and the
-load average printed beside them.
+Figures are medians over every generated token (decode) or repeat (prefill), each runner's
+ratio to approxcc exact; "same tokens" compares each runner's tokens with it. The machine is
+small and shared: read ratios, and the load average printed beside them.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib.util
 import os
 import statistics
@@ -38,14 +44,17 @@ import jax
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples" / "ml"
 PROMPT = "The capital of France is"
-
-Step = Callable[[int, int], np.ndarray]   # (token, position) -> logits, the cache inside
+# Long enough for PREFILL_LEN tokens in either tokenizer.
+PREFILL_TEXT = ("The history of the city begins with a small settlement on an island in the "
+                "river, where fishermen and traders built wooden houses and a market. ") * 12
 
 
 def load_example(model: str) -> ModuleType:
-    path = ROOT / "examples" / "ml" / f"{model}_decode.py"
-    spec = importlib.util.spec_from_file_location(f"{model}_decode", path)
+    sys.path.insert(0, str(EXAMPLES))   # the examples import kv_decoder beside them
+    spec = importlib.util.spec_from_file_location(f"{model}_decode",
+                                                  EXAMPLES / f"{model}_decode.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -53,31 +62,33 @@ def load_example(model: str) -> ModuleType:
 
 
 def build(model: str, out: Path) -> Path:
-    example = ROOT / "examples" / "ml" / f"{model}_decode.py"
+    sources = [EXAMPLES / f"{model}_decode.py", EXAMPLES / "kv_decoder.py",
+               *(ROOT / "workloads" / "models").glob("*.py")]   # the traced model code
     manifest = out / "manifest.json"
-    if not manifest.exists() or manifest.stat().st_mtime < example.stat().st_mtime:
-        subprocess.run([str(Path(sys.executable).parent / "approxcc"), str(example), "-o",
+    if not manifest.exists() or manifest.stat().st_mtime < max(s.stat().st_mtime
+                                                                for s in sources):
+        subprocess.run([str(Path(sys.executable).parent / "approxcc"), str(sources[0]), "-o",
                         str(out), "--target=cpu"], check=True)
     return manifest
 
 
 class CacheStep:
-    """A decode step over an explicit cache (k, v): keeps the cache between calls."""
+    """A decode step `(token, pos, *cache) -> (logits, *cache)`, the cache kept between
+    calls."""
 
-    def __init__(self, fn: Callable[..., tuple[Any, Any, Any]], k0: Any, v0: Any) -> None:
-        self.fn, self.k0, self.v0 = fn, k0, v0
-        self.k, self.v = k0, v0
+    def __init__(self, fn: Callable[..., tuple[Any, ...]], empty: tuple[Any, ...]) -> None:
+        self.fn, self.empty, self.cache = fn, empty, empty
 
     def reset(self) -> None:
-        self.k, self.v = self.k0, self.v0
+        self.cache = self.empty
 
     def __call__(self, token: int, pos: int) -> np.ndarray:
-        logits, self.k, self.v = self.fn(self.k, self.v, np.int32(token), np.int32(pos))
+        logits, *self.cache = self.fn(np.int32(token), np.int32(pos), *self.cache)
         return np.asarray(logits).reshape(-1)
 
 
 class RunnerStep:
-    """workloads' IreeRunner as a Step."""
+    """workloads' IreeRunner as a decode step."""
 
     def __init__(self, runner: Any) -> None:
         self.runner = runner
@@ -89,31 +100,47 @@ class RunnerStep:
         return np.asarray(self.runner.decode(token, pos)).reshape(-1)
 
 
-def runners(example: ModuleType, manifest: Path) -> dict[str, Any]:
+def knob_values(fn: Any) -> list[tuple[str, int]]:
+    """(label, config value) of the function's one knob, the exact value first."""
+    knob = fn.knobs[0]
+    ordered = [knob["exact"], *(v for v in knob["domain"] if v != knob["exact"])]
+    return [(knob["values"][knob["domain"].index(v)], v) for v in ordered]
+
+
+def programs(manifest: Path, fn_name: str) -> dict[str, Any]:
+    """`approxcc <knob>=<label>` -> a program configured with that value of `fn`'s knob."""
     from approxcc.ml.runtime import load
+
+    fn = load(manifest).functions[fn_name]
+    name = fn.knobs[0]["name"]
+    return {f"approxcc {name}={label}": load(manifest, config={
+        "approxcc": "1", "knobs": {name: {"value": value}}}) for label, value in knob_values(fn)}
+
+
+def decode_runners(example: ModuleType, manifest: Path) -> dict[str, Any]:
     from workloads.models.iree_decode import IreeRunner
 
-    out: dict[str, Any] = {}
-    fn = next(iter(load(manifest).functions.values()))
-    knob = fn.knobs[0]
-    exact = knob["exact"]
-    for value in [exact, *(v for v in knob["domain"] if v != exact)]:
-        prog = load(manifest, config={"approxcc": "1", "knobs": {knob["name"]:
-                                                                 {"value": value}}})
-        label = knob["values"][knob["domain"].index(value)]
-        out[f"approxcc {knob['name']}={label}"] = CacheStep(
-            getattr(prog, fn.name).on_device, example.K0, example.V0)
-    params = jax.device_put(example.MODEL.params)
+    dec = example.DECODER
+    out = {name: CacheStep(prog.decode_step.on_device, dec.cache)
+           for name, prog in programs(manifest, "decode_step").items()}
+    params = jax.device_put(dec.model.params)
     jitted = jax.jit(example.decode_step)
-    out["jax.jit"] = CacheStep(lambda k, v, t, p: jitted(params, k, v, t, p),
-                               jax.device_put(example.K0), jax.device_put(example.V0))
-    out["IreeRunner f32"] = RunnerStep(IreeRunner(example.MODEL, max_len=example.MAX_LEN,
+    out["jax.jit"] = CacheStep(lambda *a: jitted(params, *a), jax.device_put(dec.cache))
+    out["IreeRunner f32"] = RunnerStep(IreeRunner(dec.model, max_len=dec.cache[0].shape[0],
                                                   prefill_len=0))
     return out
 
 
-def interleaved(steps: dict[str, Any], ids: list[int], tokens: int,
-                repeats: int) -> tuple[dict[str, list[float]], dict[str, list[int]]]:
+def rotated(names: list[str], turn: int) -> list[str]:
+    """`names` starting at a different one each turn: an IREE runtime's worker threads keep
+    spinning a moment after a call, slowing whichever runner comes next, so no runner may
+    always follow the same one."""
+    k = turn % len(names)
+    return names[k:] + names[:k]
+
+
+def interleaved_decode(steps: dict[str, Any], ids: list[int], tokens: int,
+                       repeats: int) -> tuple[dict[str, list[float]], dict[str, list[int]]]:
     """Greedy decoding by every runner, one step each in turn; seconds per generated token."""
     times: dict[str, list[float]] = {name: [] for name in steps}
     outputs: dict[str, list[int]] = {}
@@ -124,7 +151,8 @@ def interleaved(steps: dict[str, Any], ids: list[int], tokens: int,
             for pos, token in enumerate(ids[:-1]):
                 step(token, pos)
         for pos in range(len(ids) - 1, len(ids) - 1 + tokens):
-            for name, step in steps.items():
+            for name in rotated(list(steps), pos):
+                step = steps[name]
                 start = time.perf_counter()
                 logits = step(seqs[name][-1], pos)
                 times[name].append(time.perf_counter() - start)
@@ -133,30 +161,94 @@ def interleaved(steps: dict[str, Any], ids: list[int], tokens: int,
     return times, outputs
 
 
+Prefill = Callable[[list[int]], np.ndarray]   # prompt ids -> the logits after the last
+
+
+def prefill_runners(example: ModuleType, manifest: Path) -> dict[str, Prefill]:
+    dec = example.DECODER
+
+    def runner(fill: Any, step: Any) -> Prefill:
+        def run(ids: list[int]) -> np.ndarray:
+            cache = fill(dec.prompt(ids), *dec.cache)
+            logits, *_ = step(np.int32(ids[-1]), np.int32(len(ids) - 1), *cache)
+            return np.asarray(logits).reshape(-1)
+        return run
+
+    from approxcc.ml.runtime import load
+
+    decode = load(manifest).decode_step.on_device   # exact
+    out = {name: runner(prog.prefill.on_device, decode)
+           for name, prog in programs(manifest, "prefill").items()}
+    params = jax.device_put(dec.model.params)
+    fill, step = jax.jit(example.prefill), jax.jit(example.decode_step)
+    out["jax.jit"] = runner(lambda *a: fill(params, *a), lambda *a: step(params, *a))
+    return out
+
+
+def interleaved_prefill(runs: dict[str, Prefill], ids: list[int], repeats: int
+                        ) -> tuple[dict[str, list[float]], dict[str, int]]:
+    """Each runner's seconds per prefill of `ids` (a warm-up call first), in turn."""
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    tokens = {name: int(np.argmax(run(ids))) for name, run in runs.items()}
+    for repeat in range(repeats):
+        for name in rotated(list(runs), repeat):
+            run = runs[name]
+            start = time.perf_counter()
+            run(ids)
+            times[name].append(time.perf_counter() - start)
+    return times, tokens
+
+
+def report(title: str, medians: dict[str, float], same: dict[str, str], unit: str,
+           per_second: float = 0.0) -> None:
+    """One line a runner: its median, its ratio to the first (approxcc exact)."""
+    print(title)
+    first = next(iter(medians))
+    for name, s in medians.items():
+        figure = f"{per_second / s:8.1f} tokens/s" if per_second else f"{s * 1000:8.1f} {unit}"
+        speed = medians[first] / s
+        print(f"  {name:32s} {figure}  {speed:5.2f}x the speed of {first}  {same[name]}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--models", nargs="+", default=["smollm2"])
+    parser.add_argument("--models", default="smollm2",
+                        help="comma-separated: gemma3, smollm2")
     parser.add_argument("--tokens", type=int, default=16)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--build-root", type=Path, default=ROOT / "build" / "ml_user_path")
     args = parser.parse_args()
-    for model in args.models:
+    for model in args.models.split(","):
         manifest = build(model, args.build_root / model)
         example = load_example(model)
-        steps = runners(example, manifest)
-        ids = example.MODEL.tokenizer.encode(PROMPT)
-        times, outputs = interleaved(steps, ids, args.tokens, args.repeats)
-        first = next(iter(steps))
-        base = statistics.median(times[first])
-        load1 = os.getloadavg()[0]
-        print(f"{model}: {args.tokens} tokens x {args.repeats} repeats, interleaved, "
-              f"load average {load1:.1f} ({os.cpu_count()} CPUs)")
-        for name in steps:
-            ms = statistics.median(times[name]) * 1000
-            same = sum(a == b for a, b in zip(outputs[name], outputs[first], strict=True))
-            print(f"  {name:28s} {ms:8.1f} ms/token  {ms / (base * 1000):5.2f}x of "
-                  f"{first}  same tokens as it: {same}/{args.tokens}  "
-                  f"{example.MODEL.tokenizer.decode(outputs[name])!r}")
+        tok = example.DECODER.model.tokenizer
+
+        steps = decode_runners(example, manifest)
+        times, outputs = interleaved_decode(steps, tok.encode(PROMPT), args.tokens,
+                                            args.repeats)
+        first = outputs[next(iter(steps))]
+        report(f"{model} decode: {args.tokens} tokens x {args.repeats} repeats, interleaved, "
+               f"load average {os.getloadavg()[0]:.1f} ({os.cpu_count()} CPUs)",
+               {name: statistics.median(t) for name, t in times.items()},
+               {name: f"same tokens: {sum(a == b for a, b in zip(out, first, strict=True))}/"
+                      f"{args.tokens} {tok.decode(out)!r}" for name, out in outputs.items()},
+               "ms/token")
+        del steps
+        gc.collect()
+
+        n = example.DECODER.prefill_len
+        ids = tok.encode(PREFILL_TEXT)[:n]
+        runs = prefill_runners(example, manifest)
+        ptimes, next_tokens = interleaved_prefill(runs, ids, args.repeats)
+        exact = next_tokens[next(iter(runs))]
+        report(f"{model} prefill: {n} tokens x {args.repeats} repeats, interleaved, "
+               f"load average {os.getloadavg()[0]:.1f}",
+               {name: statistics.median(t) for name, t in ptimes.items()},
+               {name: f"next token {tok.decode([t])!r} "
+                      f"({'same' if t == exact else 'differs'})"
+                for name, t in next_tokens.items()}, "", per_second=n)
+        del runs
+        gc.collect()
 
 
 if __name__ == "__main__":

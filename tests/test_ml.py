@@ -3,6 +3,7 @@ and the runtime, through the real toolchain (jax.export → iree-compile → ire
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 import textwrap
@@ -30,8 +31,18 @@ GALLERY = ROOT / "examples" / "ml" / "knob_gallery.py"
 
 @pytest.fixture(scope="session")
 def decoder(tmp_path_factory: pytest.TempPathFactory) -> tuple[ModuleType, Manifest]:
-    manifest = build_model(DECODER, tmp_path_factory.mktemp("decoder"), ["cpu"])
+    """tiny_decoder built once, for the CPU (run here) and CUDA (compiled only)."""
+    manifest = build_model(DECODER, tmp_path_factory.mktemp("decoder"), ["cpu", "cuda"])
     return sys.modules["approxcc_model_tiny_decoder"], manifest
+
+
+@functools.cache
+def _reference(module: ModuleType, fn: str, choice: tuple[tuple[str, int | None], ...]
+               ) -> list[np.ndarray]:
+    """JAX's outputs of one variant on the example inputs (computed once per choice)."""
+    weights, *inputs = module.APPROX_EXAMPLE_ARGS[fn]
+    v = make_variant(getattr(module, fn).__approx__, weights, inputs, dict(choice))
+    return [np.asarray(r) for r in jax.tree.leaves(jax.jit(v.fn)(v.stored, *inputs))]
 
 
 @pytest.fixture(scope="session")
@@ -63,17 +74,14 @@ def _check_all_variants(module: ModuleType, manifest: Manifest) -> int:
     prog = load(manifest.path)
     checked = 0
     for fn, entry in manifest.functions.items():
-        afn = getattr(module, fn).__approx__
-        weights, *inputs = module.APPROX_EXAMPLE_ARGS[fn]
+        _, *inputs = module.APPROX_EXAMPLE_ARGS[fn]
         for variant in entry["variants"]:
-            v = make_variant(afn, weights, inputs, variant["choice"])
-            ref = jax.tree.leaves(jax.jit(v.fn)(v.stored, *inputs))
+            ref = _reference(module, fn, tuple(sorted(variant["choice"].items())))
             prog.configure(_static(variant["choice"]))
             got = getattr(prog, fn)(*inputs)
             assert getattr(prog, fn).last_variant == variant["id"]
             got = list(got) if isinstance(got, tuple) else [got]
             for r, g in zip(ref, got, strict=True):
-                r = np.asarray(r)
                 assert g.shape == r.shape and g.dtype == r.dtype
                 scale = max(1.0, float(np.abs(r).max()))
                 tol = _tolerance(module, fn, variant["choice"]) * scale
@@ -204,8 +212,12 @@ def test_dispatch_runs_the_state_selected_variant(decoder: tuple[ModuleType, Man
     entry = manifest.functions["decode_step"]
     assert len(entry["dispatches"]) == 4
     assert all("dispatch" in v and "cpu" not in v["vmfb"] for v in entry["variants"])
-    afn = module.decode_step.__approx__
-    w, tokens, pos = module.APPROX_EXAMPLE_ARGS["decode_step"]
+    # each distinct weight array is one parameter (norm1 and norm2 are both ones), and the
+    # variants a dispatch runs keep no weights file of their own
+    exact = next(v for v in entry["variants"] if v["name"] == "decode_step.exact")
+    assert len(exact["weight_args"]) == len(jax.tree.leaves(module.PARAMS)) - 1
+    assert not any("weights" in v for v in entry["variants"])
+    _, tokens, pos = module.APPROX_EXAMPLE_ARGS["decode_step"]
     score = {"value": 0.0}
     prog = load(manifest.path, states={"retrieval_score": lambda *inputs: score["value"]})
     for dispatch in entry["dispatches"][::3]:   # exact and bf16+w8a8 static knobs
@@ -217,12 +229,25 @@ def test_dispatch_runs_the_state_selected_variant(decoder: tuple[ModuleType, Man
             got = prog.decode_step(tokens, pos)
             assert prog.decode_step.last_entry == dispatch["id"]
             choice = {**dispatch["static"], "llm": llm}
-            v = make_variant(afn, w, [tokens, pos], choice)
-            ref = np.asarray(jax.jit(v.fn)(v.stored, tokens, pos))
+            [ref] = _reference(module, "decode_step", tuple(sorted(choice.items())))
             tol = _tolerance(module, "decode_step", choice) * max(1.0, float(np.abs(ref).max()))
             assert np.abs(got - ref).max() <= tol, (dispatch["name"], state)
             outs.append(got)
         assert np.abs(outs[0] - outs[1]).max() > 0.1
+
+
+def test_every_tiny_decoder_variant_compiles_for_cuda(decoder: tuple[ModuleType, Manifest]
+                                                      ) -> None:
+    _, manifest = decoder
+    variants = manifest.functions["decode_step"]["variants"]
+    assert len(variants) == 8 and manifest.functions["decode_step"]["failed"] == {}
+    # every variant runs inside a dispatch on the state (`llm` is state-driven)
+    dispatches = {d["id"]: d for d in manifest.functions["decode_step"]["dispatches"]}
+    assert len(dispatches) == 4 and all(d["failed"] == {} for d in dispatches.values())
+    for variant in variants:
+        dispatch = dispatches[variant["dispatch"]]
+        assert variant["id"] in dispatch["branches"]
+        assert (manifest.path.parent / dispatch["vmfb"]["cuda"]).stat().st_size > 1000
 
 
 def test_runtime_config_errors(decoder: tuple[ModuleType, Manifest]) -> None:

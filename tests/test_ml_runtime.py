@@ -1,5 +1,6 @@
 """The ML runtime's fast path: weights as IREE parameters (immutable globals, not arguments),
-and a cache passed from call to call as device arrays, never through the host."""
+a cache passed from call to call as device arrays, never through the host, and a prefill
+step (matrix-matrix, compiled with its own CPU flags) filling that cache for the next."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import pytest
 
 from approxcc.ml.build import build_model
 
-# A toy cache step: the "cache" row `pos` gets x @ w, the output reads the whole cache.
+# A toy cache step: the "cache" row `pos` gets x @ w, the output reads the whole cache;
+# `fill` writes rows 0..31 at once (a prompt's prefill: a 32-row matmul).
 MODEL = '''
 import jax.numpy as jnp
 import numpy as np
@@ -30,8 +32,14 @@ def step(params, cache, x, pos):
     return jnp.sum(cache, axis=0) + params["b"], cache
 
 
-APPROX_EXAMPLE_ARGS = {"step": (W, np.zeros((4, 8), np.float32), np.ones(8, np.float32),
-                                np.int32(0))}
+@approx.knob("fill_precision", transform="precision", values=["f32"])
+def fill(params, cache, xs):
+    return lax.dynamic_update_slice(cache, xs @ params["w"], (0, 0))
+
+
+APPROX_EXAMPLE_ARGS = {"step": (W, np.zeros((40, 8), np.float32), np.ones(8, np.float32),
+                                np.int32(0)),
+                       "fill": (W, np.zeros((40, 8), np.float32), np.ones((32, 8), np.float32))}
 '''
 
 
@@ -58,7 +66,7 @@ def test_a_cache_stays_on_the_device_between_calls(built: Path) -> None:
     prog = load(built)
     w = {"w": np.random.default_rng(0).standard_normal((8, 8)).astype(np.float32)}
     xs = [np.full(8, i + 1, np.float32) for i in range(4)]
-    host_cache = np.zeros((4, 8), np.float32)
+    host_cache = np.zeros((40, 8), np.float32)
     device_cache = host_cache
     for pos, x in enumerate(xs):
         host_out, host_cache = prog.step(host_cache, x, np.int32(pos))
@@ -67,5 +75,25 @@ def test_a_cache_stays_on_the_device_between_calls(built: Path) -> None:
         np.testing.assert_allclose(np.asarray(out), host_out, rtol=1e-6)
     want = sum(x @ w["w"] for x in xs)
     np.testing.assert_allclose(np.asarray(device_cache).sum(axis=0), want, rtol=1e-5)
-    with pytest.raises(ValueError, match="input 1 is a float32\\[4, 8\\] device array"):
-        prog.step(np.zeros((4, 8), np.float32), device_cache, np.int32(0))
+    with pytest.raises(ValueError, match="input 1 is a float32\\[40, 8\\] device array"):
+        prog.step(np.zeros((40, 8), np.float32), device_cache, np.int32(0))
+
+
+def test_a_prefill_fills_the_cache_the_decode_step_reads(built: Path) -> None:
+    from approxcc.ml.runtime import load
+
+    functions = json.loads(built.read_text())["functions"]
+    # the prefill's 32-row matmul is compiled as matrix-matrix, the step's matvec is not
+    assert functions["fill"]["variants"][0]["matrix"]
+    assert not functions["step"]["variants"][0]["matrix"]
+    rng = np.random.default_rng(0)
+    w, b = rng.standard_normal((8, 8)), rng.standard_normal(8)
+    xs, x = rng.standard_normal((32, 8)).astype(np.float32), np.full(8, 2, np.float32)
+    prog = load(built)
+    cache = prog.fill.on_device(np.zeros((40, 8), np.float32), xs)
+    assert isinstance(cache, ireert.DeviceArray)
+    out, cache = prog.step(cache, x, np.int32(32))
+    want = np.zeros((40, 8))
+    want[:32], want[32] = xs @ w, x @ w
+    np.testing.assert_allclose(cache, want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out, want.sum(axis=0) + b, rtol=1e-5, atol=1e-4)

@@ -3,8 +3,11 @@
 The program's approx IR (`ml/ir.py`) goes through every ML pass (`ml/passes.py`); each
 dispatch function (`ml/dispatch.py`) and each variant function no dispatch runs becomes a
 StableHLO module of its own (`@main` and its callees), compiled by `iree-compile` for each
-target (one job per target and distinct StableHLO, in parallel), its weights saved as
-`.npz` (shared by content hash). Where a dispatch fails for a target, its variants are
+target (one job per target and distinct StableHLO and flags, in parallel; a vmfb already in
+OUT is kept), its weights saved as `.npz` (shared by content hash; one parameter a distinct
+array). CPU flags follow the module's matmuls (`iree.target_flags`: matrix-vector or
+matrix-matrix, widened weight codes or not): a model's prefill and decode step each get
+theirs. Where a dispatch fails for a target, its variants are
 compiled one by one for it instead (a variant table).
 OUT/manifest.json describes it all; `approxcc.ml.runtime` loads it.
 
@@ -22,9 +25,12 @@ vmfb for that target, so neither the runtime nor the tuner can pick it there.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import math
 import os
+import re
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -39,6 +45,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     SymbolRefAttr,
     UnitAttr,
+    UnregisteredOp,
 )
 
 from approxcc.diagnostics import CompileError, warn
@@ -55,6 +62,7 @@ from approxcc.ml.ir import (
 )
 from approxcc.ml.iree import (
     FUSION_FLAGS,
+    MATRIX_ROWS,
     TARGET_FLAGS,
     IreeFailure,
     compile_stablehlo,
@@ -124,17 +132,26 @@ class _Compiles:
     out: Path
     pool: ThreadPoolExecutor
     pending: dict[tuple[str, str], Future[float]] = field(default_factory=dict)
+    stored: dict[str, list[Any]] = field(default_factory=dict)   # item id -> its parameters
 
-    def submit(self, item: dict[str, Any], name: str, target: str, widens: bool) -> None:
-        """Compiles `item["mlir"]` for `target` (`widens`: see `_widens_weights`), recording
-        the vmfb in `item["vmfb"]`."""
+    def submit(self, item: dict[str, Any], name: str, target: str) -> None:
+        """Compiles `item["mlir"]` for `target` with the flags of its matmuls (`widens`,
+        `matrix`), recording the vmfb in `item["vmfb"]`. A vmfb the build folder already
+        has (same module, flags and compiler) is kept: a rebuild compiles what changed."""
+        if "weights" not in item:   # saved once a vmfb will read them
+            item["weights"] = _save_weights(self.out, self.stored[item["id"]])
         mlir = self.out / item["mlir"]
-        flags = target_flags(target, widens)
-        flag_hash = hashlib.sha1("\0".join([mlir.read_text(), *flags]).encode()).hexdigest()
-        vmfb = f"{target}/{name}-{flag_hash[:12]}.vmfb"
+        flags = target_flags(target, item["widens"], item["matrix"])
+        key = "\0".join([mlir.read_text(), *flags, _compiler_version()])
+        vmfb = f"{target}/{name}-{hashlib.sha1(key.encode()).hexdigest()[:12]}.vmfb"
         if (target, vmfb) not in self.pending:
-            self.pending[(target, vmfb)] = self.pool.submit(
-                compile_stablehlo, self.compiler, mlir, self.out / vmfb, flags)
+            if (self.out / vmfb).exists():
+                done: Future[float] = Future()
+                done.set_result(0.0)
+                self.pending[(target, vmfb)] = done
+            else:
+                self.pending[(target, vmfb)] = self.pool.submit(
+                    compile_stablehlo, self.compiler, mlir, self.out / vmfb, flags)
         item["vmfb"][target] = vmfb
 
     def result(self, item: dict[str, Any], target: str) -> float | str:
@@ -151,13 +168,20 @@ def _function_entry(fn: DecoratedFunction, module: ModuleOp, out: Path, targets:
     (those `_fall_back` compiles where a dispatch fails)."""
     import jax
 
-    def standalone(function: func.FuncOp, stored: list[Any]) -> dict[str, Any]:
-        """`function` as its own module, and its weights, saved."""
-        text = print_ir(_standalone(module, function, len(stored)))
+    def standalone(item_id: str, function: func.FuncOp, weights: list[Any],
+                   widens: bool) -> dict[str, Any]:
+        """`function` as its own module, its weight arguments read from parameters: one a
+        distinct array (a dispatch's branches often share theirs), saved when compiled."""
+        slots, stored = _distinct(weights)
+        alone = _standalone(module, function, slots)
+        text = print_ir(alone)
         mlir = out / "mlir" / f"{fn.name}-{hashlib.sha1(text.encode()).hexdigest()[:12]}.mlir"
-        mlir.write_text(text)
-        return {"weights": _save_weights(out, stored), "weight_args": [_sig(a) for a in stored],
-                "mlir": str(mlir.relative_to(out)), "vmfb": {}}
+        if not mlir.exists():
+            mlir.write_text(text)
+        compiles.stored[item_id] = stored
+        return {"id": item_id, "weight_args": [_sig(a) for a in stored],
+                "mlir": str(mlir.relative_to(out)), "widens": widens,
+                "matrix": _matrix_rows(alone) >= MATRIX_ROWS, "vmfb": {}}
 
     variants, by_name, weights_of = [], {}, {}
     for i, variant_fn in enumerate(variants_of(module, fn.name)):
@@ -165,8 +189,10 @@ def _function_entry(fn: DecoratedFunction, module: ModuleOp, out: Path, targets:
         exported = export_variant(fn, choice)
         n_w = len(exported.stored)
         stored = [exported.stored[j] for j in exported.kept if j < n_w]
-        variant = {"id": f"{fn.name}.v{i}", "name": variant_name(fn, choice), "choice": choice,
-                   "labels": describe(fn, choice), **standalone(variant_fn, stored),
+        variant = {**standalone(f"{fn.name}.v{i}", variant_fn, stored,
+                                _widens_weights(fn, choice)),
+                   "name": variant_name(fn, choice), "choice": choice,
+                   "labels": describe(fn, choice),
                    "input_args": [j - n_w for j in exported.kept if j >= n_w]}
         variants.append(variant)
         by_name[variant["name"]] = variant
@@ -177,22 +203,23 @@ def _function_entry(fn: DecoratedFunction, module: ModuleOp, out: Path, targets:
                     for b in dispatch_fn.attributes[BRANCHES_ATTR].data]  # type: ignore[attr-defined]
         knobs = [k.data for k in dispatch_fn.attributes[KNOBS_ATTR].data]  # type: ignore[attr-defined]
         dispatch = {
-            "id": f"{fn.name}.d{i}", "name": dispatch_fn.sym_name.data,
+            **standalone(f"{fn.name}.d{i}", dispatch_fn,
+                         [a for b in branches for a in weights_of[b["name"]]],
+                         any(b["widens"] for b in branches)),
+            "name": dispatch_fn.sym_name.data,
             "static": {k: v for k, v in choice_of(dispatch_fn, fn).items() if k not in knobs},
             "knobs": knobs, "values": dispatch_values(dispatch_fn),
             "branches": [b["id"] for b in branches],
-            **standalone(dispatch_fn, [a for b in branches for a in weights_of[b["name"]]]),
             "input_args": list(range(len(fn.inputs))), "failed": {}}
         for t in targets:
-            compiles.submit(dispatch, fn.name, t, any(_widens_weights(fn, b["choice"])
-                                                      for b in branches))
+            compiles.submit(dispatch, fn.name, t)
         for b in branches:
             b["dispatch"] = dispatch["id"]
         dispatches.append(dispatch)
     for variant in variants:
         if "dispatch" not in variant:
             for t in targets:
-                compiles.submit(variant, fn.name, t, _widens_weights(fn, variant["choice"]))
+                compiles.submit(variant, fn.name, t)
     return {
         "loc": f"{fn.afn.loc.file}:{fn.afn.loc.line}",
         "inputs": [_sig(a) for a in fn.inputs],
@@ -218,7 +245,7 @@ def _fall_back(fn: DecoratedFunction, entry: dict[str, Any], targets: Sequence[s
                 del dispatch["vmfb"][t]
                 dispatch["failed"][t] = result
                 for b in dispatch["branches"]:
-                    compiles.submit(by_id[b], fn.name, t, _widens_weights(fn, by_id[b]["choice"]))
+                    compiles.submit(by_id[b], fn.name, t)
             else:
                 dispatch["compile_s"][t] = round(result, 3)
 
@@ -248,6 +275,39 @@ def _collect(functions: dict[str, DecoratedFunction], entries: dict[str, Any],
     return errors
 
 
+def _matrix_rows(module: ModuleOp) -> int:
+    """The most rows of a plain matmul in `module`: the extent of the left operand's free
+    dimensions in a `stablehlo.dot_general` without batching dimensions."""
+    rows = 0
+    for op in module.walk():
+        if not isinstance(op, UnregisteredOp) or op.op_name.data != "stablehlo.dot_general":
+            continue
+        dims = str(op.properties.get("dot_dimension_numbers", ""))
+        if "batching_dimensions" in dims or not op.operands:
+            continue
+        lhs = op.operands[0].type
+        contracting = _DIMS.search(dims)
+        skip = {int(d) for d in contracting[1].split(",") if d.strip()} if contracting else set()
+        shape = getattr(lhs, "shape", None)
+        if shape is not None:
+            free = [d.data for i, d in enumerate(shape.data) if i not in skip]
+            rows = max(rows, math.prod(free))
+    return rows
+
+
+_DIMS = re.compile(r"lhs_contracting_dimensions = \[([\d, ]*)\]")
+
+
+@functools.cache
+def _compiler_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("iree-base-compiler")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def _widens_weights(fn: DecoratedFunction, choice: dict[str, int | None]) -> bool:
     """The variant quantizes weights alone (int8/int4 codes widened inside its matmuls; not
     w8a8, whose matmuls are int8 x int8)."""
@@ -266,9 +326,21 @@ def _label(k: Knob, value: int) -> Any:
     return list(label) if isinstance(label, tuple) else label
 
 
-def _standalone(module: ModuleOp, variant: func.FuncOp, n_weights: int) -> ModuleOp:
+def _distinct(arrays: list[Any]) -> tuple[list[int], list[Any]]:
+    """Per array the index of its content among the distinct ones, and those."""
+    slots, index, distinct = [], {}, []
+    for a in arrays:
+        key = _content_hash([a])
+        if key not in index:
+            index[key] = len(distinct)
+            distinct.append(a)
+        slots.append(index[key])
+    return slots, distinct
+
+
+def _standalone(module: ModuleOp, variant: func.FuncOp, slots: list[int]) -> ModuleOp:
     """The variant as its own module: it becomes the public `@main`, with its callees, its
-    first `n_weights` arguments read from parameters."""
+    first `len(slots)` arguments read from the parameters `p<slot>`."""
     funcs = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
     wanted, todo = [variant.sym_name.data], [variant]
     while todo:
@@ -289,28 +361,30 @@ def _standalone(module: ModuleOp, variant: func.FuncOp, n_weights: int) -> Modul
         for op in clone.walk():
             if isinstance(op, func.CallOp) and op.callee.root_reference.data == wanted[0]:
                 op.callee = SymbolRefAttr("main")
-    return ModuleOp([*_weights_as_parameters(main, n_weights), *clones])
+    return ModuleOp([*_weights_as_parameters(main, slots), *clones])
 
 
-def _weights_as_parameters(main: func.FuncOp, n: int) -> list[Any]:
-    """Replaces the first `n` arguments of `main` by loads of immutable globals `@p0..`
-    initialised from the parameters `p0..` of PARAMETER_SCOPE; returns the globals."""
+def _weights_as_parameters(main: func.FuncOp, slots: list[int]) -> list[Any]:
+    """Replaces the first `len(slots)` arguments of `main` by loads of immutable globals
+    `@p<slot>` initialised from the parameters `p<slot>` of PARAMETER_SCOPE (arguments of one
+    slot share it); returns the globals."""
     ctx = ml_context()
     global_op, load_op = ctx.get_optional_op("util.global"), ctx.get_optional_op("util.global.load")
     parameter = ctx.get_optional_attr("flow.parameter.named")
     assert global_op and load_op and parameter  # unregistered ops and attributes are allowed
     block = main.body.block
     first = block.first_op
-    globals_ = []
-    for k in range(n):
+    globals_: dict[int, Any] = {}
+    for k in slots:
         arg = block.args[0]
-        # MLIR's parameter attribute is typed (`#flow.parameter.named<...> : tensor<...>`);
-        # an unregistered xDSL attribute has no type, so its body carries it.
-        body = f'"{PARAMETER_SCOPE}"::"p{k}"> : {str(arg.type)[:-1]}'
-        globals_.append(global_op.create(properties={
-            "sym_name": StringAttr(f"p{k}"), "sym_visibility": StringAttr("private"),
-            "type": arg.type, "initial_value": parameter("flow.parameter.named", False, False,
-                                                         body)}))
+        if k not in globals_:
+            # MLIR's parameter attribute is typed (`#flow.parameter.named<...> :
+            # tensor<...>`); an unregistered xDSL attribute has no type: its body carries it.
+            body = f'"{PARAMETER_SCOPE}"::"p{k}"> : {str(arg.type)[:-1]}'
+            globals_[k] = global_op.create(properties={
+                "sym_name": StringAttr(f"p{k}"), "sym_visibility": StringAttr("private"),
+                "type": arg.type, "initial_value": parameter("flow.parameter.named", False,
+                                                             False, body)})
         load = load_op.create(result_types=[arg.type], properties={
             "global": SymbolRefAttr(f"p{k}"), "is_immutable": UnitAttr()})
         block.insert_op_before(load, first)
@@ -319,8 +393,8 @@ def _weights_as_parameters(main: func.FuncOp, n: int) -> list[Any]:
     main.function_type = FunctionType.from_lists(block.arg_types,
                                                  main.function_type.outputs.data)
     if main.arg_attrs is not None:
-        main.arg_attrs = ArrayAttr(main.arg_attrs.data[n:])
-    return globals_
+        main.arg_attrs = ArrayAttr(main.arg_attrs.data[len(slots):])
+    return list(globals_.values())
 
 
 def _knob_entry(k: Knob, exact: int | None) -> dict[str, Any]:
@@ -334,14 +408,20 @@ def _sig(a: Any) -> dict[str, Any]:
     return {"shape": [int(d) for d in a.shape], "dtype": str(a.dtype)}
 
 
-def _save_weights(out: Path, arrays: list[Any]) -> str:
+def _content_hash(arrays: list[Any]) -> str:
     import numpy as np
 
     h = hashlib.sha1()
     for a in arrays:
         h.update(f"{a.dtype}{a.shape}".encode())
         h.update(np.ascontiguousarray(a).tobytes())
-    rel = f"weights/{h.hexdigest()[:12]}.npz"
+    return h.hexdigest()
+
+
+def _save_weights(out: Path, arrays: list[Any]) -> str:
+    import numpy as np
+
+    rel = f"weights/{_content_hash(arrays)[:12]}.npz"
     if not (out / rel).exists():
         # bfloat16 has no npz dtype: stored as its bits, the manifest keeps the dtype
         np.savez(out / rel, *[a.view(np.uint16) if a.dtype.name == "bfloat16" else a

@@ -34,18 +34,30 @@ TARGET_FLAGS = {
 #   (--iree-opt-data-tiling) crashes on a whole decode step;
 # - "fused": codes widened inside the matmul (weight-only int8/int4): the widening fused into
 #   the matvec (FUSION_FLAGS), not hoisted (it would store a widened copy: no bytes saved);
-#   data tiling would dequantize into a float copy on every call (8x slower).
+#   data tiling would dequantize into a float copy on every call (8x slower);
+# - "matrix": matrix-matrix products (a prompt's prefill; `MATRIX_ROWS`): data tiling on
+#   IREE's default path, which compiles these (the workloads' prefill). No FUSION_FLAGS: with
+#   them a norm's reduction over a 64-row tile exceeds llvm-cpu's stack limit. Widened codes
+#   are not hoisted (the bytes stay saved); their dequantization is spread over the rows.
 CPU_MATMUL_FLAGS = {
     "tiled": ("--iree-global-opt-data-tiling", "--iree-llvmcpu-enable-ukernels=all"),
     "fused": (*FUSION_FLAGS, "--iree-opt-const-expr-hoisting=false"),
+    "matrix": ("--iree-opt-data-tiling", "--iree-llvmcpu-enable-ukernels=all"),
 }
+# A module is "matrix" when one of its plain (unbatched) matmuls has this many rows: a
+# decode step's have one, a prefill's one per prompt token (padded to 32 or more).
+MATRIX_ROWS = 32
 
 
-def target_flags(target: str, widens_weights: bool) -> list[str]:
+def target_flags(target: str, widens_weights: bool, matrix: bool = False) -> list[str]:
     """`iree-compile` flags of a variant for `target`; `widens_weights`: its matmuls widen
-    integer weight codes (weight-only quantization)."""
-    extra = CPU_MATMUL_FLAGS["fused" if widens_weights else "tiled"] if target == "cpu" else ()
-    return [*TARGET_FLAGS[target], *extra]
+    integer weight codes (weight-only quantization); `matrix`: they are matrix-matrix."""
+    if target != "cpu":
+        return list(TARGET_FLAGS[target])
+    if matrix:
+        hoisting = ("--iree-opt-const-expr-hoisting=false",) if widens_weights else ()
+        return [*TARGET_FLAGS[target], *CPU_MATMUL_FLAGS["matrix"], *hoisting]
+    return [*TARGET_FLAGS[target], *CPU_MATMUL_FLAGS["fused" if widens_weights else "tiled"]]
 
 
 def iree_compile() -> str:
@@ -84,8 +96,11 @@ def first_error(stderr: str) -> str:
 def compile_stablehlo(compiler: str, mlir: Path, vmfb: Path, flags: list[str]) -> float:
     """Compiles a StableHLO file with `flags` (`target_flags`); its seconds, or IreeFailure."""
     start = time.perf_counter()
-    cmd = [compiler, str(mlir), "--iree-input-type=stablehlo", *flags, "-o", str(vmfb)]
+    partial = vmfb.with_suffix(".partial")   # an interrupted build leaves no vmfb behind
+    cmd = [compiler, str(mlir), "--iree-input-type=stablehlo", *flags, "-o", str(partial)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode:
+        partial.unlink(missing_ok=True)
         raise IreeFailure(first_error(proc.stderr))
+    partial.replace(vmfb)
     return time.perf_counter() - start

@@ -122,8 +122,8 @@ class Program:
                 raise CompileError(f"knob '{name}': unknown knob (this build has "
                                    f"{', '.join(sorted(owned))})", setting.loc)
         for fn in self.functions.values():
-            fn.settings = {k["name"]: _checked(k, parsed.knobs[k["name"]])
-                           for k in fn.knobs if k["name"] in parsed.knobs}
+            fn.configure({k["name"]: _checked(k, parsed.knobs[k["name"]])
+                          for k in fn.knobs if k["name"] in parsed.knobs})
 
     def _module(self, variant: Mapping[str, Any]) -> Any:
         """The `main` of the variant's vmfb in a context serving its weights (one context per
@@ -159,6 +159,8 @@ class MLFunction:
         self.entry = entry
         self.knobs: list[dict[str, Any]] = entry["knobs"]
         self.settings: dict[str, KnobSetting] = {}
+        self._thresholds: dict[str, np.ndarray] = {}   # per decision tree, as float32
+        self._bounds: dict[str, list[float]] = {}      # the same, for bisect
         self.last_variant: str | None = None   # the variant the configuration selected
         self.last_entry: str | None = None     # the vmfb entry that ran it (a dispatch's id)
         self._by_choice = {tuple(v["choice"][k["name"]] for k in self.knobs): v
@@ -167,6 +169,14 @@ class MLFunction:
         self._dispatches = {tuple(d["static"][k] for k in self._static): d
                             for d in entry["dispatches"] if program.target in d["vmfb"]}
         self._loaded: dict[str, _Loaded] = {}
+
+    def configure(self, settings: dict[str, KnobSetting]) -> None:
+        """Takes the function's knob settings; thresholds become float32 here, once (the
+        dispatch compares in float32, and so does the host's choice)."""
+        self.settings = settings
+        self._thresholds = {name: np.asarray(s.thresholds, np.float32)
+                            for name, s in settings.items() if s.thresholds is not None}
+        self._bounds = {name: t.tolist() for name, t in self._thresholds.items()}
 
     def choice(self, *inputs: Any) -> dict[str, int | None]:
         """The knob values this call runs with (evaluating state functions)."""
@@ -229,11 +239,12 @@ class MLFunction:
             setting = self.settings.get(name)
             n = next(k["thresholds"] for k in self.knobs if k["name"] == name)
             if states[name] is None or setting is None or setting.thresholds is None:
-                state, thresholds, decisions = 0.0, [0.0] * n, [choice[name]] * (n + 1)
+                state, decisions = 0.0, [choice[name]] * (n + 1)
+                thresholds = np.zeros(n, np.float32)
             else:
-                state, thresholds = states[name], list(setting.thresholds)
+                state, thresholds = states[name], self._thresholds[name]
                 decisions = list(setting.decisions or ())
-            args += [np.asarray(state, np.float32), np.asarray(thresholds, np.float32),
+            args += [np.asarray(state, np.float32), thresholds,
                      np.asarray([values.index(d) for d in decisions], np.int32)]
         return args
 
@@ -276,8 +287,7 @@ class MLFunction:
             return setting.value
         assert setting.thresholds is not None and setting.decisions is not None
         assert state is not None
-        thresholds = [float(np.float32(t)) for t in setting.thresholds]
-        return setting.decisions[bisect.bisect_right(thresholds, state)]
+        return setting.decisions[bisect.bisect_right(self._bounds[knob["name"]], state)]
 
 
 def _checked(knob: Mapping[str, Any], setting: KnobSetting) -> KnobSetting:
