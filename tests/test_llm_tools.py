@@ -22,6 +22,7 @@ RAG_QUESTIONS = ROOT / "examples" / "systems" / "questions"
 TOOL_SOURCES = ("tools.c", "../../kernels/pagerank/pagerank.c",
                 "../../kernels/pagerank/state.c", "../../kernels/lavamd/lavamd.c",
                 "../../kernels/lavamd/state.c")
+KNOB_SOURCES = (TOOL_SOURCES[1], TOOL_SOURCES[3])     # the ones with knobs: their space
 
 
 def pipeline_module():
@@ -50,7 +51,8 @@ def tools(tmp_path_factory: pytest.TempPathFactory):
     args = clang_args(system["flags"], SYSTEM)
     build_library(sources, args, work / "libtools.so")
     build_library(p.CLUSTER_SOURCES, clang_args([], SYSTEM), work / "libcluster.so")
-    main = TunableLibrary(work / "libtools.so", c_knob_space(sources, args), p.declare_tools)
+    main = TunableLibrary(work / "libtools.so",
+                          c_knob_space([SYSTEM / s for s in KNOB_SOURCES], args), p.declare_tools)
     cluster = TunableLibrary(work / "libcluster.so", KnobSpace(p.cluster_knobs(
         clang_args([], SYSTEM))), p.declare_cluster)
     yield p, main, cluster
@@ -110,3 +112,27 @@ def test_tool_knobs_change_the_tools_answers(tools) -> None:
     wrong = sum(p.run_tool("cluster", q["question"], exact, halved) != q["answer"][0]
                 for q in cluster_q)
     assert wrong >= 2
+
+
+def test_triage_prefills_only_the_question_over_the_cached_head() -> None:
+    """The triage prompt's head is prefilled once; a question's tokens over its cache give
+    the scores of one prefill of the whole prompt (SmolLM2 cut to one layer: the same code
+    as the full models, compiled in seconds). A link graph's question spans several
+    prefill buckets and overwrites the head's padding."""
+    import numpy as np
+
+    from workloads.models import load_model
+    from workloads.models.decode import JaxRunner, prompt_ids, skip_layers
+
+    p = pipeline_module()
+    smol = load_model("smollm2")
+    tiny = skip_layers(smol, set(range(1, smol.config.n_layers)))
+    runner = JaxRunner(tiny, max_len=512)
+    head_text = p.LlmTools.triage_head(False)
+    head_ids = prompt_ids(tiny, head_text, chat=False)
+    head = p.PromptCache(runner, head_ids)
+    question = max((q["question"] for q in lines("tune") if q["tool"] == "links"), key=len)
+    tail = tiny.tokenizer.encode(p.LlmTools.triage_tail(question), add_bos=False)
+    whole = prompt_ids(tiny, head_text + p.LlmTools.triage_tail(question), chat=False)
+    assert len(tail) > 64 and whole == head_ids + tail
+    np.testing.assert_allclose(head.logits(tail), runner.prefill(whole), atol=1e-4)

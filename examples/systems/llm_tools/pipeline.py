@@ -10,7 +10,10 @@ Tools (inputs parsed from the question, which states them):
            rounded as the question says
   cluster  the k-means cluster a point falls in (cluster.c, kmeans.c: a second library)
 
-Triage scores the tools' names as the next token after a prompt (one prefill, no decoding).
+Triage scores the tools' names as the next token after a prompt (no decoding). The prompt's
+fixed head (tool descriptions, examples: ~220 tokens) is prefilled once per triage variant and
+its KV cache kept; a question then prefills only its own tokens over it (`PromptCache`): the
+same logits as one prefill of the whole prompt, at a fraction of the cost.
 Python-side knobs (beside the C library's and the k-means library's):
   triage_model   Gemma 3 270M or SmolLM2-135M scores the tools
   triage_layers  drop the last k decoder layers of the triage model
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import functools
 import importlib.util
 import re
 import tempfile
@@ -56,6 +60,7 @@ UNITS = {"whole number": 1, "ten": 10, "hundred": 100, "thousand": 1000,
          "ten thousand": 10000}
 CLUSTER_SOURCES = [HERE / "cluster.c", KERNELS / "kmeans" / "kmeans.c",
                    KERNELS / "kmeans" / "state.c"]
+CLUSTER_KNOB_SOURCES = CLUSTER_SOURCES[1:2]     # the one with knobs: parsed for the space
 RENAMED = {"iterations": "kmeans_iterations"}       # k-means library knob -> system knob
 BM25_KNOBS = ("doc_stride", "term_skip", "early_stop")
 KB_KNOBS = ("probe", "dims", "precision")
@@ -201,7 +206,7 @@ def run_tool(tool: str, question: str, tools: ctypes.CDLL, cluster: ctypes.CDLL)
 
 def cluster_knobs(args: list[str]) -> tuple[Knob, ...]:
     """The k-means library's knobs under their system names."""
-    space = c_knob_space(CLUSTER_SOURCES, args)
+    space = c_knob_space(CLUSTER_KNOB_SOURCES, args)
     return tuple(dataclasses.replace(k, name=RENAMED.get(k.name, k.name)) for k in space.knobs)
 
 
@@ -221,6 +226,51 @@ def fuse(*rankings: tuple[list[int], list[float]]) -> tuple[list[int], list[floa
     return best, [score[d] for d in best]
 
 
+class PromptCache:
+    """A prompt head's KV cache, filled once; `logits(tail)` is then the next-token scores
+    after head + tail, computed for the tail's tokens only (they attend to the head's keys
+    as in one prefill of the whole prompt). The cache is never donated: every tail reuses
+    it, and the tail's own keys are dropped."""
+
+    def __init__(self, runner: Any, head: list[int]):
+        import jax
+        import jax.numpy as jnp
+
+        self.model, self.params, self.start = runner.model, runner.params, len(head)
+        self.max_len = runner.max_len
+        runner.prefill(head)
+        # a copy: the runner's next decode step donates its own cache
+        self.cache = jax.tree_util.tree_map(jnp.copy, runner.cache)
+        self.tail = _tail_step(self.model.arch, self.model.config)
+
+    def padded(self, n: int) -> int:
+        from workloads.models.decode import prefill_length
+
+        # the head's padding is overwritten by the tail (a bucket is longer than it)
+        return prefill_length(n, self.max_len - self.start)
+
+    def logits(self, tail: list[int]) -> np.ndarray:
+        from workloads.models.decode import pad_prompt
+
+        tokens = pad_prompt(tail, self.padded(len(tail)))
+        out = self.tail(self.params, self.cache, tokens, np.int32(self.start),
+                        np.int32(len(tail)))
+        return self.model.full_logits(np.asarray(out))
+
+
+@functools.lru_cache(maxsize=8)
+def _tail_step(arch: Any, config: Any) -> Any:
+    """jit: the last tail token's logits, the tail at `pos` over a head's cache."""
+    import jax
+
+    def tail(params: Any, cache: Any, tokens: Any, pos: Any, length: Any) -> Any:
+        hidden, _ = arch.forward(config, params, cache, tokens, pos)
+        return arch.logits(config, params, jax.lax.dynamic_slice_in_dim(hidden, length - 1,
+                                                                         1))[0]
+
+    return jax.jit(tail)
+
+
 class LlmTools(rag.RagPipeline):
     def __init__(self, root: Path, docs: int | None = None,
                  models: tuple[str, ...] = rag.MODELS):
@@ -230,18 +280,24 @@ class LlmTools(rag.RagPipeline):
             SYSTEMS / "rag_kb", docs, models)
         super().__init__(self.bm25.articles, models)
         self.args = clang_args([], HERE)
+        self.cluster_space = KnobSpace(cluster_knobs(self.args))
         here = "pipeline.py"
+        answer_llm = {k.name: k for k in rag.RagPipeline.knobs if k.name != "llm_quant"}
+        # The tuner screens knobs one at a time in this order, each on every tune question
+        # (minutes apiece when the answers rerun): the likely winners first.
         self.knobs = (
-            *(k for k in rag.RagPipeline.knobs if k.name != "llm_quant"),
-            Knob("triage_model", "func_substitute", (0, 1), 0, loc=here),
+            Knob("tool_answer", "func_substitute", (0, 1, 2), 0, loc=here),
             Knob("triage_layers", "task_skipping", (0, 1, 2, 3), 0, loc=here),
-            Knob("triage_prompt", "func_substitute", (0, 1), 0, loc=here),
             Knob("retriever", "func_substitute", (0, 1, 2), 0, dynamic=True, thresholds=1,
                  range=(0, 100), loc=here),
-            Knob("tool_answer", "func_substitute", (0, 1, 2), 0, loc=here),
-            *cluster_knobs(self.args))
+            *(answer_llm[n] for n in ("llm_answer", "llm_vocab", "llm_model", "llm_layers")),
+            Knob("triage_prompt", "func_substitute", (0, 1), 0, loc=here),
+            Knob("triage_model", "func_substitute", (0, 1), 0, loc=here),
+            *self.cluster_space.knobs)
         self.cluster: TunableLibrary | None = None
+        self.heads: dict[tuple[int, int, bool], PromptCache] = {}
         self.priors: dict[tuple[int, int, bool], np.ndarray] = {}
+        self.labels: dict[int, list[int]] = {}      # the tools' token ids, by model
 
     def prepare(self) -> float:
         """The LLM variants of the knobs, under jax.jit (compiled when first used, outside
@@ -259,8 +315,7 @@ class LlmTools(rag.RagPipeline):
         if self.cluster is None:        # built here, outside any timed stage
             out = Path(tempfile.mkdtemp(prefix="llm-tools-cluster-")) / "libcluster.so"
             build_library(CLUSTER_SOURCES, self.args, out)
-            self.cluster = TunableLibrary(out, KnobSpace(cluster_knobs(self.args)),
-                                          declare_cluster)
+            self.cluster = TunableLibrary(out, self.cluster_space, declare_cluster)
 
     def cluster_library(self, knobs: KnobConfig) -> ctypes.CDLL:
         """The k-means library under the configuration's k-means knobs."""
@@ -276,31 +331,42 @@ class LlmTools(rag.RagPipeline):
 
     # -- triage --------------------------------------------------------------------------------
 
-    def triage_prompt(self, question: str, short: bool) -> str:
-        return f"{TRIAGE_SHORT if short else TRIAGE_HEAD}Question: {question}\nTool:"
+    @staticmethod
+    def triage_head(short: bool) -> str:
+        return TRIAGE_SHORT if short else TRIAGE_HEAD
+
+    @staticmethod
+    def triage_tail(question: str) -> str:
+        return f"Question: {question}\nTool:"
 
     def triage(self, question: str, model: int, layers: int, short: bool) -> Timed:
         """The tool whose name the model finds likeliest next, against the model's prior
         (its scores for an empty question: contextual calibration, once per prompt and
-        model), and the seconds it took."""
-        from workloads.models.decode import prefill_length, prompt_ids
+        model), and the seconds it took. The prompt's head is prefilled once per variant
+        (`PromptCache`): a question costs its own tokens."""
+        key = (model, layers, short)
+        head = self.heads.get(key)
+        if head is None:
+            from workloads.models.decode import prompt_ids
 
-        runner = self.llm.prefill_runner(model, layers)
-        base = self.llm.base(model)
-        names = [base.tokenizer.encode(f" {t}", add_bos=False)[0] for t in TOOLS]
-        prior = self.priors.get((model, layers, short))
-        if prior is None:
-            empty = prompt_ids(base, self.triage_prompt("", short), chat=False)
-            prior = self.priors[(model, layers, short)] = runner.prefill(empty)[names]
-        ids = prompt_ids(base, self.triage_prompt(question, short), chat=False)
-        shape = (model, layers, prefill_length(len(ids), rag.llm.MAX_LEN), "triage")
+            base = self.llm.base(model)
+            head = self.heads[key] = PromptCache(
+                self.llm.prefill_runner(model, layers),
+                prompt_ids(base, self.triage_head(short), chat=False))
+            names = [base.tokenizer.encode(f" {t}", add_bos=False)[0] for t in TOOLS]
+            self.labels[model] = names
+            self.priors[key] = head.logits(self.tail_ids(model, ""))[names]
+        ids = self.tail_ids(model, question)
+        shape = (*key, head.padded(len(ids)), "triage")
         if shape not in self.compiled:       # compile first: stage times are the system's
-            runner.prefill(ids)
+            head.logits(ids)
             self.compiled.add(shape)
         start = time.perf_counter()
-        logits = runner.prefill(ids)
-        tool = TOOLS[int(np.argmax(logits[names] - prior))]
-        return Timed(tool, {"triage": time.perf_counter() - start})
+        scores = head.logits(ids)[self.labels[model]] - self.priors[key]
+        return Timed(TOOLS[int(np.argmax(scores))], {"triage": time.perf_counter() - start})
+
+    def tail_ids(self, model: int, question: str) -> list[int]:
+        return self.llm.base(model).tokenizer.encode(self.triage_tail(question), add_bos=False)
 
     # -- the system --------------------------------------------------------------------------
 

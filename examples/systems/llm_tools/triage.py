@@ -3,8 +3,9 @@
     python examples/systems/llm_tools/triage.py [--questions FILE] [--limit 40] [--json]
 
 For each variant (triage_model, triage_layers, triage_prompt) the share of questions routed
-to their gold tool (the question file's `tool`) and the mean seconds of a triage prefill;
-variants run interleaved question by question, so load on a shared machine hits all alike.
+to their gold tool (the question file's `tool`) and the mean seconds of a triage (the
+question's prefill over the prompt head's cached keys); variants run interleaved question by
+question, so load on a shared machine hits all alike.
 """
 
 from __future__ import annotations
