@@ -14,9 +14,9 @@ import pytest
 from workloads.models import DecoderModel, load_model
 from workloads.models.decode import (
     JaxRunner,
+    Runner,
     coverage,
     frequent_tokens,
-    generate,
     greedy,
     nll,
     prompt_ids,
@@ -65,6 +65,11 @@ def gemma() -> DecoderModel:
     return _model("gemma3")
 
 
+@pytest.fixture(scope="module")
+def gemma_tok(gemma: DecoderModel) -> TextTokenizer:
+    return gemma.tokenizer  # 262k tokens take seconds to read: read once, with the model
+
+
 def test_smollm2_metadata_and_tokenizer(smol_gguf: GGUFFile) -> None:
     assert smol_gguf.architecture == "llama"
     assert smol_gguf.get(".block_count") == 30
@@ -88,32 +93,36 @@ def test_smollm2_chat_template(smol_gguf: GGUFFile) -> None:
     )
 
 
-def _spm_reference(text: str, g: GGUFFile) -> list[int]:
+def _spm_reference(texts: tuple[str, ...], g: GGUFFile) -> list[list[int]]:
     """llama.cpp's SentencePiece BPE: merge the best-scoring adjacent pair, leftmost first."""
     tokens = g.array("tokenizer.ggml.tokens") or []
     scores = g.array("tokenizer.ggml.scores") or []
     types = g.array("tokenizer.ggml.token_type") or []
     vocab = {t: i for i, t in enumerate(tokens) if types[i] in (1, 4)}
     byte_ids = {t: i for i, t in enumerate(tokens) if types[i] == BYTE}
-    symbols = list(text.replace(" ", "▁"))
-    while True:
-        best: tuple[float, int] | None = None
-        for i in range(len(symbols) - 1):
-            merged = vocab.get(symbols[i] + symbols[i + 1])
-            if merged is not None and (best is None or scores[merged] > best[0]):
-                best = (scores[merged], i)
-        if best is None:
-            break
-        i = best[1]
-        symbols[i:i + 2] = [symbols[i] + symbols[i + 1]]
-    ids: list[int] = []
-    for s in symbols:
-        ids += [vocab[s]] if s in vocab else [byte_ids[f"<0x{b:02X}>"] for b in s.encode()]
-    return ids
+
+    def encode(text: str) -> list[int]:
+        symbols = list(text.replace(" ", "▁"))
+        while True:
+            best: tuple[float, int] | None = None
+            for i in range(len(symbols) - 1):
+                merged = vocab.get(symbols[i] + symbols[i + 1])
+                if merged is not None and (best is None or scores[merged] > best[0]):
+                    best = (scores[merged], i)
+            if best is None:
+                break
+            i = best[1]
+            symbols[i:i + 2] = [symbols[i] + symbols[i + 1]]
+        ids: list[int] = []
+        for s in symbols:
+            ids += [vocab[s]] if s in vocab else [byte_ids[f"<0x{b:02X}>"] for b in s.encode()]
+        return ids
+
+    return [encode(text) for text in texts]
 
 
-def test_gemma3_tokenizer(gemma_gguf: GGUFFile) -> None:
-    tok = tokenizer_from_gguf(gemma_gguf)
+def test_gemma3_tokenizer(gemma_gguf: GGUFFile, gemma_tok: TextTokenizer) -> None:
+    tok = gemma_tok
     assert (tok.bos_id, tok.eos_id, tok.add_bos) == (2, 1, True)
     assert tok.token_id("<start_of_turn>") == 105 and tok.token_id("<end_of_turn>") == 106
     assert tok.stop_ids == {1, 106}
@@ -121,8 +130,9 @@ def test_gemma3_tokenizer(gemma_gguf: GGUFFile) -> None:
         ids = tok.encode(text)
         assert ids[0] == 2
         assert tok.decode(ids) == text
-    for text in (SAMPLES[0], "naïve café 🙂 unbelievably ξένος", EIFFEL):
-        assert tok.encode(text, add_bos=False) == _spm_reference(text, gemma_gguf)
+    texts = (SAMPLES[0], "naïve café 🙂 unbelievably ξένος", EIFFEL)
+    for text, want in zip(texts, _spm_reference(texts, gemma_gguf), strict=True):
+        assert tok.encode(text, add_bos=False) == want
     # user-defined tokens (whitespace runs, newlines) are matched verbatim
     assert tok.encode("a\n\nb", add_bos=False)[1] == tok.token_id("\n\n")
 
@@ -165,42 +175,55 @@ def test_restricted_vocabulary_keeps_the_logits_of_its_tokens(smol: DecoderModel
     assert nll(short, ids) < nll(tiny, ids)
 
 
-def _check_iree(model: DecoderModel, ids: list[int]) -> str:
+class _Recorded:
+    """A runner that keeps the logits of each of its steps."""
+
+    def __init__(self, runner: Runner) -> None:
+        self.runner, self.max_len, self.logits = runner, runner.max_len, []
+
+    def prefill(self, ids: list[int]) -> np.ndarray:
+        self.logits.append(self.runner.prefill(ids))
+        return self.logits[-1]
+
+    def decode(self, token: int, pos: int) -> np.ndarray:
+        self.logits.append(self.runner.decode(token, pos))
+        return self.logits[-1]
+
+
+def _answer(model: DecoderModel, ids: list[int], new_tokens: int) -> tuple[str, str]:
+    """Greedy answers under JAX and IREE; IREE's logits match JAX's after the prompt and at
+    every step, with the same argmax."""
     from workloads.models.iree_decode import IreeRunner
 
-    iree, jax_runner = IreeRunner(model), JaxRunner(model)
-    want, got = jax_runner.prefill(ids), iree.prefill(ids)
-    tol = 1e-4 * float(np.abs(want).max()) + 1e-3
-    assert np.abs(got - want).max() < tol
-    token, pos = int(np.argmax(want)), len(ids)
-    for _ in range(3):
-        want, got = jax_runner.decode(token, pos), iree.decode(token, pos)
-        assert np.abs(got - want).max() < tol
+    jax_runner, iree = _Recorded(JaxRunner(model)), _Recorded(IreeRunner(model))
+    answers = [greedy(r, model.tokenizer, ids, new_tokens).text for r in (jax_runner, iree)]
+    assert len(iree.logits) == len(jax_runner.logits)
+    for want, got in zip(jax_runner.logits, iree.logits, strict=True):
+        assert np.abs(got - want).max() < 1e-4 * float(np.abs(want).max()) + 1e-3
         assert int(np.argmax(got)) == int(np.argmax(want))
-        token, pos = int(np.argmax(want)), pos + 1
-    return greedy(iree, model.tokenizer, ids, 16).text
+    return answers[0], answers[1]
 
 
+# as many new tokens as SmolLM2 takes to say "Paris"; Gemma says it first, then three
+# more for three decode steps
 @pytest.mark.slow
 def test_smollm2_answers_paris(smol: DecoderModel) -> None:
-    assert "Paris" in generate(smol, QUESTION, 16).text
-    ids = prompt_ids(smol, QUESTION)
-    assert "Paris" in _check_iree(smol, ids)
+    for text in _answer(smol, prompt_ids(smol, QUESTION), 6):
+        assert "Paris" in text
 
 
 @pytest.mark.slow
 def test_gemma3_answers_paris(gemma: DecoderModel) -> None:
     assert gemma.config.layer_windows.count(0) == 3  # layers 5, 11, 17 are global
-    assert "Paris" in generate(gemma, GEMMA_PROMPT, 12).text
     ids = prompt_ids(gemma, GEMMA_PROMPT)
     assert ids[0] == gemma.tokenizer.bos_id
-    assert "Paris" in _check_iree(gemma, ids)
+    for text in _answer(gemma, ids, 4):
+        assert "Paris" in text
 
 
-def test_text_tokenizer_without_template_rejects_chat(gemma_gguf: GGUFFile) -> None:
-    tok: TextTokenizer = tokenizer_from_gguf(gemma_gguf)
+def test_text_tokenizer_without_template_rejects_chat(gemma_tok: TextTokenizer) -> None:
     with pytest.raises(ValueError, match="ChatML"):
-        tok.apply_chat_template([{"role": "user", "content": "Hi"}])
+        gemma_tok.apply_chat_template([{"role": "user", "content": "Hi"}])
 
 
 @pytest.mark.parametrize("variant", ["float32", "bfloat16", "float16", "int8", "int8-tiles",

@@ -6,6 +6,7 @@ Tensors come back in numpy's natural layout for GGUF: a linear weight is ``(out,
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,8 +31,9 @@ class QuantizedTensor:
 
 Tensor = np.ndarray | QuantizedTensor
 
-_SCALARS = {0: "<u1", 1: "<i1", 2: "<u2", 3: "<i2", 4: "<u4", 5: "<i4", 6: "<f4", 7: "?",
-            10: "<u8", 11: "<i8", 12: "<f8"}
+# struct formats, which numpy reads as the same dtypes
+_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "?",
+            10: "<Q", 11: "<q", 12: "<d"}
 _STRING, _ARRAY = 8, 9
 _UNQUANTIZED = (gguf.GGMLQuantizationType.F32, gguf.GGMLQuantizationType.F16,
                 gguf.GGMLQuantizationType.BF16)
@@ -46,20 +48,20 @@ class _TensorInfo:
 
 
 class _Parser:
-    """Sequential reader of GGUF header fields (little-endian)."""
+    """Sequential reader of GGUF header fields (little-endian), over a memoryview: slicing a
+    memmap builds an array object a field, 262k of them for a vocabulary."""
 
-    def __init__(self, buf: np.ndarray) -> None:
+    def __init__(self, buf: memoryview) -> None:
         self.buf = buf
         self.off = 0
 
     def scalar(self, code: str) -> Any:
-        dtype = np.dtype(code)
-        value = np.frombuffer(self.buf, dtype, 1, self.off)[0].item()
-        self.off += dtype.itemsize
+        (value,) = struct.unpack_from(code, self.buf, self.off)
+        self.off += struct.calcsize(code)
         return value
 
     def string(self) -> str:
-        n = self.scalar("<u8")
+        n = self.scalar("<Q")
         text = bytes(self.buf[self.off:self.off + n]).decode("utf-8", errors="replace")
         self.off += n
         return text
@@ -69,7 +71,7 @@ class _Parser:
             return self.string()
         if vtype != _ARRAY:
             return self.scalar(_SCALARS[vtype])
-        itype, n = self.scalar("<u4"), self.scalar("<u8")
+        itype, n = self.scalar("<I"), self.scalar("<Q")
         if itype in _SCALARS:
             dtype = np.dtype(_SCALARS[itype])
             values = np.frombuffer(self.buf, dtype, n, self.off).tolist()
@@ -89,24 +91,24 @@ class GGUFFile:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self._data = np.memmap(self.path, dtype=np.uint8, mode="r")
-        parser = _Parser(self._data)
+        parser = _Parser(memoryview(self._data))
         if bytes(self._data[:4]) != b"GGUF":
             raise ValueError(f"{self.path} is not a GGUF file")
         parser.off = 4
-        version = parser.scalar("<u4")
+        version = parser.scalar("<I")
         if version not in (2, 3):
             raise ValueError(f"{self.path}: unsupported GGUF version {version}")
-        n_tensors, n_fields = parser.scalar("<u8"), parser.scalar("<u8")
+        n_tensors, n_fields = parser.scalar("<Q"), parser.scalar("<Q")
         self.metadata: dict[str, Any] = {}
         for _ in range(n_fields):
             key = parser.string()
-            self.metadata[key] = parser.value(parser.scalar("<u4"))
+            self.metadata[key] = parser.value(parser.scalar("<I"))
         self._infos: list[_TensorInfo] = []
         for _ in range(n_tensors):
             name = parser.string()
-            dims = tuple(parser.scalar("<u8") for _ in range(parser.scalar("<u4")))
-            qtype = gguf.GGMLQuantizationType(parser.scalar("<u4"))
-            self._infos.append(_TensorInfo(name, dims, qtype, parser.scalar("<u8")))
+            dims = tuple(parser.scalar("<Q") for _ in range(parser.scalar("<I")))
+            qtype = gguf.GGMLQuantizationType(parser.scalar("<I"))
+            self._infos.append(_TensorInfo(name, dims, qtype, parser.scalar("<Q")))
         align = int(self.metadata.get("general.alignment", 32))
         self._start = (parser.off + align - 1) // align * align
         self.architecture: str = self.metadata["general.architecture"]

@@ -5,7 +5,8 @@ tokens|token, length|pos)``; the weights are immutable globals read from paramet
 (``iree_parameters``), so IREE hoists whatever it derives from a weight alone (transposes,
 data-tiling layouts) into the module initializer instead of redoing it on every call.
 ``iree-compile`` (the wheel's executable, run as a job) turns each into a vmfb cached under
-``~/.cache/approxcc/models`` keyed by model, step, a hash of the module text and the flags.
+``~/.cache/approxcc/models`` keyed by model, step, a hash of the module text and the flags
+(and found again without exporting while the code and the shapes stay the same).
 Both steps share one runtime context and one parameter module; the cache stays on the
 device between steps.
 
@@ -151,6 +152,30 @@ def compile_mlir(mlir: str, tag: str, flags: tuple[str, ...]) -> Compiled:
     return Compiled(vmfb, elapsed)
 
 
+_TRACED_CODE = sorted(Path(__file__).parent.glob("*.py"))
+
+
+def _step_vmfb(model: DecoderModel, step: str, fn: Any, args: tuple[Any, ...], mode: str,
+               tag: str, flags: tuple[str, ...]) -> Compiled:
+    """``compile_mlir`` of ``fn`` exported for ``args`` with weights as parameters, without
+    exporting again (seconds of tracing a model) when nothing the text depends on changed:
+    this package's code, jax's and IREE's versions, the model's config, the arguments' shapes
+    and the flags. A ``.trace`` file names the vmfb these inputs gave last time."""
+    inputs = hashlib.sha256()
+    for source in _TRACED_CODE:
+        inputs.update(source.read_bytes())
+    specs = [(np.shape(a), str(a.dtype)) for a in jax.tree_util.tree_leaves(args)]
+    inputs.update(repr((jax.__version__, IREE_VERSION, model.arch.__name__, model.config, step,
+                        mode, jax.tree_util.tree_structure(args), specs, flags)).encode())
+    trace = models_cache() / f"{tag}-{inputs.hexdigest()[:16]}.trace"
+    if trace.is_file() and (vmfb := models_cache() / trace.read_text()).is_file():
+        return Compiled(vmfb, 0.0)
+    n = len(jax.tree_util.tree_leaves(args[0]))
+    compiled = compile_mlir(as_parameters(export_mlir(fn, *args, mode=mode), n), tag, flags)
+    trace.write_text(compiled.vmfb.name)
+    return compiled
+
+
 def _fill_function(model: DecoderModel) -> Any:
     """``(params, cache, tokens) -> cache``: the prompt's keys and values at positions
     0.., no logits (``IreeRunner.prefill`` takes them from a decode step)."""
@@ -191,16 +216,15 @@ class IreeRunner:
         cache = model.new_cache(max_len)
         zero = np.int32(0)
         self.weights = [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(model.params)]
-        n = len(self.weights)
         tag = f"{model.name}-{variant}{'-stacked' if stack else ''}-L{max_len}"
-        self.compiled = {"decode": compile_mlir(as_parameters(export_mlir(
-            decode_step, model.params, cache, zero, zero, mode=mode), n),
+        self.compiled = {"decode": _step_vmfb(
+            model, "decode", decode_step, (model.params, cache, zero, zero), mode,
             f"{tag}-{mode}-decode", flags)}
         if prefill_len:
-            self.compiled["prefill"] = compile_mlir(as_parameters(export_mlir(
-                _fill_function(model), model.params, cache, np.zeros(prefill_len, np.int32),
-                mode=prefill_mode), n), f"{tag}-{prefill_mode}-fill{prefill_len}",
-                prefill_flags)
+            self.compiled["prefill"] = _step_vmfb(
+                model, "fill", _fill_function(model),
+                (model.params, cache, np.zeros(prefill_len, np.int32)), prefill_mode,
+                f"{tag}-{prefill_mode}-fill{prefill_len}", prefill_flags)
         self.config = ireert.Config(driver)
         self.context = ireert.SystemContext(config=self.config)
         self.context.add_vm_module(parameters_module(self.config.vm_instance, self.weights))

@@ -1,0 +1,68 @@
+"""Exact prefill through IREE beside ``jax.jit``, side by side in one run.
+
+For each model and prompt length: tokens/s of the IREE cache fill (``IreeRunner.prefill``,
+the exact float32 model) with ``iree_decode.PREFILL_FLAGS`` and with each ``--try`` set of
+flags added to them (replacing those of the same name), and of ``jax.jit`` (XLA-CPU), all
+taking turns call by call (medians); IREE's GFLOP/s as a share of numpy's float32 matmul
+timed before and after. The prefill figures of ``make bench-ml`` without its decode
+variants: for trying prefill flags.
+
+Usage: ``python bench/ml_prefill.py [--models smollm2 gemma3] [--lengths 128 512]
+[--repeats 5] [--try "FLAG FLAG" ...]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+from typing import Any
+
+from ml_decode import MAX_LEN, long_prompt, measure_matmul_peak, prefill_flops, time_prefill
+
+from workloads.models import load_model
+from workloads.models.decode import JaxRunner
+from workloads.models.iree_decode import PREFILL_FLAGS, IreeRunner
+
+
+def with_flags(flags: tuple[str, ...], extra: list[str]) -> tuple[str, ...]:
+    """``flags`` plus ``extra``; an extra flag replaces one of the same name."""
+    names = {f.split("=")[0] for f in extra}
+    return tuple(f for f in flags if f.split("=")[0] not in names) + tuple(extra)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs="+", default=["smollm2", "gemma3"])
+    parser.add_argument("--lengths", type=int, nargs="+", default=[128, 512])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--try", dest="tries", action="append", default=[],
+                        help="iree-compile flags added to the prefill step's (repeatable)")
+    args = parser.parse_args()
+    flag_sets = {"iree": PREFILL_FLAGS} | {
+        f"iree+{i}": with_flags(PREFILL_FLAGS, t.split()) for i, t in enumerate(args.tries)}
+    for i, t in enumerate(args.tries):
+        print(f"iree+{i}: {t}")
+    peak = measure_matmul_peak()
+    print(f"numpy f32 matmul {peak:.0f} GFLOP/s, load {os.getloadavg()[0]:.1f}")
+    for name in args.models:
+        model = load_model(name)
+        for n in args.lengths:
+            runners = {key: IreeRunner(model, max_len=MAX_LEN, prefill_len=n, prefill_flags=f)
+                       for key, f in flag_sets.items()}
+            runs: dict[str, Any] = {"jax": JaxRunner(model, MAX_LEN).prefill}
+            runs |= {key: r.prefill for key, r in runners.items()}
+            seconds = time_prefill(runs, long_prompt(model, n), args.repeats)
+            flops = prefill_flops(runners["iree"].model.params, n)
+            for key, s in seconds.items():
+                gflops = flops / s / 1e9
+                print(f"{name} {n} {key}: {n / s:.0f} tok/s, {seconds['jax'] / s:.2f}x jax, "
+                      f"{gflops:.0f} GFLOP/s ({gflops / peak:.0%} of numpy's)")
+            print(f"  load {os.getloadavg()[0]:.1f}", flush=True)
+            del runners, runs
+            gc.collect()
+    print(f"numpy f32 matmul at the end {measure_matmul_peak():.0f} GFLOP/s")
+
+
+if __name__ == "__main__":
+    main()
