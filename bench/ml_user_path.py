@@ -63,7 +63,8 @@ def load_example(model: str) -> ModuleType:
 
 def build(model: str, out: Path) -> Path:
     sources = [EXAMPLES / f"{model}_decode.py", EXAMPLES / "kv_decoder.py",
-               *(ROOT / "workloads" / "models").glob("*.py")]   # the traced model code
+               *(ROOT / "workloads" / "models").glob("*.py"),   # the traced model code,
+               *(ROOT / "approxcc" / "ml").glob("*.py")]        # its lowering and flags
     manifest = out / "manifest.json"
     if not manifest.exists() or manifest.stat().st_mtime < max(s.stat().st_mtime
                                                                 for s in sources):

@@ -149,6 +149,7 @@ CONFIGURED = """
     @approx.knob("sub", transform="func_substitute", variants=[linear],
                  state=approx.state("load"), thresholds=1, range=(0, 10))
     @approx.knob("quant", transform="quantize", values=["none", "int4-g4", "w8a8"])
+    @approx.knob("prec", transform="precision", values=["f32", "bf16"])
     def forward(params, x):
         return x @ params["w"]
 
@@ -172,8 +173,9 @@ def test_a_configuration_selects_the_variants(tmp_path: Path) -> None:
     ApplyConfigPass(str(config)).apply(ml_context(), module)
     expand_all(module)
     names = [f.sym_name.data for f in variants_of(module, "forward")]
-    # sub: exact and its substitute; quant: exact and the configured w8a8, not int4
-    assert len(names) == 2 * 2 and not any("int4" in n for n in names)
+    # sub: exact and its substitute; quant: exact and the configured w8a8, not int4;
+    # prec (not configured): both of its values
+    assert len(names) == 2 * 2 * 2 and not any("int4" in n for n in names)
     knobs = {k.knob_name.data: k for k in module.walk() if isinstance(k, KnobOp)}
     assert knobs["quant"].param("value").value.data == 2
     assert [d.value.data for d in knobs["sub"].param("decisions")] == [1, 0]

@@ -142,7 +142,7 @@ class _Compiles:
             item["weights"] = _save_weights(self.out, self.stored[item["id"]])
         mlir = self.out / item["mlir"]
         flags = target_flags(target, item["widens"], item["matrix"])
-        key = "\0".join([mlir.read_text(), *flags, _compiler_version()])
+        key = "\0".join([mlir.read_text(), *flags, _compiler_version(self.compiler)])
         vmfb = f"{target}/{name}-{hashlib.sha1(key.encode()).hexdigest()[:12]}.vmfb"
         if (target, vmfb) not in self.pending:
             if (self.out / vmfb).exists():
@@ -299,13 +299,15 @@ _DIMS = re.compile(r"lhs_contracting_dimensions = \[([\d, ]*)\]")
 
 
 @functools.cache
-def _compiler_version() -> str:
+def _compiler_version(compiler: str) -> str:
+    """What a reused vmfb must have been compiled by: the executable and its release (a
+    compiler off PATH without a package: its file's time)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        return version("iree-base-compiler")
+        return f"{compiler} {version('iree-base-compiler')}"
     except PackageNotFoundError:
-        return "unknown"
+        return f"{compiler} {os.stat(compiler).st_mtime_ns}"
 
 
 def _widens_weights(fn: DecoratedFunction, choice: dict[str, int | None]) -> bool:
