@@ -166,14 +166,12 @@ Prefill = Callable[[list[int]], np.ndarray]   # prompt ids -> the logits after t
 
 
 def prefill_runners(example: ModuleType, manifest: Path) -> dict[str, Prefill]:
+    from kv_decoder import Steps  # beside the examples (load_example put it on the path)
+
     dec = example.DECODER
 
     def runner(fill: Any, step: Any) -> Prefill:
-        def run(ids: list[int]) -> np.ndarray:
-            cache = fill(dec.prompt(ids), *dec.cache)
-            logits, *_ = step(np.int32(ids[-1]), np.int32(len(ids) - 1), *cache)
-            return np.asarray(logits).reshape(-1)
-        return run
+        return Steps(dec, fill, step).prefill
 
     from approxcc.ml.runtime import load
 

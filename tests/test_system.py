@@ -103,17 +103,35 @@ def test_unknown_knob_in_a_configuration_is_an_error(system, tmp_path: Path) -> 
         evaluate(system, config, TINY / "eval.jsonl", limit=1)
 
 
-def test_tuned_end_to_end(system, tmp_path: Path) -> None:
+def test_tuned_end_to_end(system, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`approxcc tune SYSTEM`'s path: the system built, its model variants prepared once
+    before any question is answered (so no timed run waits for a compile), tuned, a
+    configuration of its knobs written."""
     from rich.console import Console
 
     from approxcc.tune import TuneOptions, tune
     from approxcc.tune.report import report
 
+    pipe, calls = system.pipeline, []
+    prepare, answer = pipe.prepare, pipe.answer
+
+    def prepare_spy() -> float:
+        calls.append("prepare")
+        return prepare()
+
+    def answer_spy(*args):
+        calls.append("answer")
+        return answer(*args)
+
+    monkeypatch.setattr(pipe, "prepare", prepare_spy)
+    monkeypatch.setattr(pipe, "answer", answer_spy)
     out = tmp_path / "tuned"
     opts = TuneOptions([0.05], out, time_limit=20, max_evals=8, metric="accuracy",
                        confirm_repeats=0)
     tune(system, opts, Console(stderr=True),
          reporter=lambda results, run_id: report(results, results.run(run_id), out, Console()))
+    assert calls[0] == "prepare" and calls.count("prepare") == 1
+    assert "answer" in calls
     picks = sorted((tmp_path / "tuned").rglob("*.json"))
     assert picks, "no configuration written"
     knobs = json.loads(picks[0].read_text())["knobs"]

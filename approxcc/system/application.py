@@ -15,8 +15,10 @@ library: a worker loads the project (pipeline, questions) itself, gets the libra
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from pathlib import Path
+from typing import Any
 
 from approxcc.diagnostics import CompileError
 from approxcc.system.library import TunableLibrary, build_library, c_knob_space, clang_args
@@ -53,37 +55,57 @@ class CompoundSystem(Application):
         self.eval_inputs = _batches(project.eval_questions,
                                     len(self.questions[project.eval_questions]), project.batch)
         self.args = clang_args(project.flags, project.root)
+        self.c_space: KnobSpace | None = None       # the library's knobs (read from the C)
         self.space: KnobSpace | None = None
         self.library: TunableLibrary | None = None
         self.stages = Stages()
+        self.compile_s = 0.0        # what the pipeline's prepare() spent compiling
 
-    def __getstate__(self) -> dict[str, str | None]:
+    def __getstate__(self) -> dict[str, Any]:
         built = self.library.path if self.library is not None else None
-        return {"project": str(self.project.path), "library": built and str(built)}
+        # the C knobs travel too: reading them again is a frontend run of every source
+        return {"project": str(self.project.path), "library": built and str(built),
+                "c_space": self.c_space}
 
-    def __setstate__(self, state: dict[str, str | None]) -> None:
-        assert state["project"] is not None
+    def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(load_project(state["project"]))     # type: ignore[misc]
+        self.c_space = state["c_space"]
         if state["library"] is not None:
             self._attach(Path(state["library"]))
+            self.compile_s = self.pipeline.prepare()
 
     def describe(self) -> str:
         return str(self.project.path)
 
+    def library_space(self) -> KnobSpace:
+        """The knobs of the C library."""
+        if self.c_space is None:
+            self.c_space = c_knob_space(self.project.sources, self.args)
+        return self.c_space
+
     def knob_space(self) -> KnobSpace:
         if self.space is None:
-            c = c_knob_space(self.project.sources, self.args)
-            self.space = KnobSpace(c.knobs + tuple(self.pipeline.knobs))
+            self.space = KnobSpace(self.library_space().knobs + tuple(self.pipeline.knobs))
         return self.space
 
     def build(self, workdir: Path) -> None:
+        """The library, loaded here, and the pipeline's model variants: the tuner times
+        runs from now on, so none of them may wait for a compile. The library is compiled
+        once per loaded system (its pipeline and questions are read once too); a later
+        build copies it."""
         output = workdir / f"lib{self.name}.so"
-        build_library(self.project.sources, self.args, output)
+        if self.library is None:
+            build_library(self.project.sources, self.args, output)
+        elif output.resolve() != self.library.path.resolve():
+            output.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(self.library.path, output)
+        if self.library is not None:
+            self.library.close()
         self._attach(output)
+        self.compile_s = self.pipeline.prepare()
 
     def _attach(self, path: Path) -> None:
-        self.library = TunableLibrary(path, c_knob_space(self.project.sources, self.args),
-                                      self.pipeline.attach)
+        self.library = TunableLibrary(path, self.library_space(), self.pipeline.attach)
 
     def files(self) -> list[Path]:
         return [self.library.path] if self.library is not None else []

@@ -7,13 +7,13 @@ out of each step as separate inputs and outputs (keys of every layer, then value
 only its own rows of each (one stacked array would be copied whole at every layer's
 update). A prompt goes through `prefill` (matrix-matrix: every token but the last, padded to
 `PREFILL_LEN`, written into the cache; no logits) and then one `decode_step` for its last
-token, as workloads/models/iree_decode.py does; positions past the prompt hold padding
-until a later step overwrites them, before any query can see them.
+token, as workloads/models/iree_decode.py does (`Steps`: the two as a workloads Runner);
+positions past the prompt hold padding until a later step overwrites them, before any query
+can see them.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +22,7 @@ import jax
 import numpy as np
 
 from workloads.models import DecoderModel, load_model
-from workloads.models.decode import pad_prompt, step_functions
+from workloads.models.decode import greedy, pad_prompt, step_functions
 from workloads.models.weights import linear_mode
 
 MAX_LEN = 256
@@ -68,19 +68,28 @@ class KVDecoder:
             raise ValueError(f"a prompt of 2..{PREFILL_LEN + 1} tokens, not {len(ids)}")
         return pad_prompt(ids[:-1], PREFILL_LEN)
 
-    def generate(self, fill: FillStep, step: DecodeStep, ids: list[int],
-                 new_tokens: int) -> tuple[list[int], float, float]:
-        """Greedy decoding: the new tokens, prefill seconds, decode ms per token."""
-        start = time.perf_counter()
-        cache = fill(self.prompt(ids), *self.cache)
-        logits, *cache = step(np.int32(ids[-1]), np.int32(len(ids) - 1), *cache)
-        out = [int(np.argmax(np.asarray(logits)))]
-        prefill_s = time.perf_counter() - start
-        start = time.perf_counter()
-        for pos in range(len(ids), len(ids) + new_tokens - 1):
-            logits, *cache = step(np.int32(out[-1]), np.int32(pos), *cache)
-            out.append(int(np.argmax(np.asarray(logits))))
-        return out, prefill_s, (time.perf_counter() - start) * 1000 / max(new_tokens - 1, 1)
+
+
+@dataclass
+class Steps:
+    """A build's (or jax.jit's) prefill and decode steps as a `workloads` Runner, which keeps
+    its own cache: what `workloads.models.decode.greedy` decodes with."""
+
+    decoder: KVDecoder
+    fill: FillStep
+    step: DecodeStep
+    max_len: int = MAX_LEN
+    cache: tuple[Any, ...] = ()
+
+    def prefill(self, ids: list[int]) -> np.ndarray:
+        """The cache filled with the prompt but its last token, then a decode step of it."""
+        self.cache = self.fill(self.decoder.prompt(ids), *self.decoder.cache)
+        return self.decode(ids[-1], len(ids) - 1)
+
+    def decode(self, token: int, pos: int) -> np.ndarray:
+        logits, *cache = self.step(np.int32(token), np.int32(pos), *self.cache)
+        self.cache = tuple(cache)
+        return np.asarray(logits).reshape(-1)
 
 
 def kv_decoder(name: str) -> KVDecoder:
@@ -107,6 +116,6 @@ def compare(example: Any, build_dir: str, text: str = "The capital of France is"
     prog = load(f"{build_dir}/manifest.json")
     runs["approxcc exact"] = (prog.prefill.on_device, prog.decode_step.on_device)
     for name, (f, s) in runs.items():
-        out, prefill_s, ms = dec.generate(f, s, ids, 16)
-        print(f"{name}: prefill {prefill_s * 1000:.0f} ms, {ms:.1f} ms/token "
-              f"{dec.model.tokenizer.decode(out)!r}")
+        g = greedy(Steps(dec, f, s), dec.model.tokenizer, ids, 16, stop=False)
+        print(f"{name}: prefill {g.prefill_s * 1000:.0f} ms, {g.ms_per_token:.1f} ms/token "
+              f"{g.text!r}")

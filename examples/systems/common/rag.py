@@ -7,15 +7,16 @@ reads (`retrieval_knobs`).
 
 Python-side knobs (the C library has the retrieval and selection ones). The dynamic ones
 decide per question on the retrieval's confidence, the second passage's score in % of the
-best: with one clear winner the answer only has to be copied from it.
+best (`confidence`): with one clear winner the answer only has to be copied from it.
   llm_model   (dynamic) 0 = Gemma 3 270M, 1 = SmolLM2-135M.
   llm_quant   (dynamic) 0 = float32 decode, 1 = W8A8 decode (IREE).
   llm_vocab   0 = the whole output vocabulary, 1 = the corpus's tokens only.
   llm_layers  drop the last decoder layer of the model (early exit; not in rag_bm25's and
               rag_kb's spaces: `FAST_KNOBS`).
   llm_answer  the answer's length in tokens at most (exact 10).
-`answer` puts the decode knobs' values in `self.decoding` before calling `generate(prompt,
-model, layers)`, so a subclass replacing `generate` with another LLM keeps its signature.
+`write` (the LLM stage of `answer`, and of a subclass's own prompts) puts the decode knobs'
+values in `self.decoding` before calling `generate(prompt, model, layers)`, so a subclass
+replacing `generate` with another LLM keeps its signature.
 """
 
 from __future__ import annotations
@@ -54,6 +55,12 @@ llm = load_module(Path(__file__).resolve().parent / "llm.py", "rag_llm")
 ANSWER_TOKENS = llm.ANSWER_TOKENS
 
 
+def confidence(scores: list[float]) -> float:
+    """A retrieval's confidence, what the dynamic LLM knobs decide on: the second passage's
+    score in % of the best (0 with fewer than two passages)."""
+    return 100.0 * scores[1] / scores[0] if len(scores) > 1 and scores[0] else 0.0
+
+
 def _confident(name: str) -> Knob:
     return Knob(name, {"llm_model": "func_substitute", "llm_quant": "quantize"}[name], (0, 1),
                 0, dynamic=True, thresholds=1, range=(0, 100), loc="pipeline.py")
@@ -76,7 +83,9 @@ class RagPipeline(Pipeline):
     def __init__(self, articles: Any, models: tuple[str, ...] = MODELS):
         self.articles = articles
         self.model_names = models
-        self.compiled: set[tuple[Any, ...]] = set()    # what a subclass's LLM compiled
+        # what a subclass's own model compiled (before its first timed call: stage times
+        # are the system's)
+        self.compiled: set[tuple[Any, ...]] = set()
         self.llm = llm.Llm(models, self.shortlist_texts)
         self.decoding = llm.Variant()                  # the decode knobs of this answer
 
@@ -111,7 +120,10 @@ class RagPipeline(Pipeline):
         return fixed + [f"{a.title}: {a.extract}" for a in self.articles]
 
     def prepare(self) -> float:
-        """Every LLM variant the knobs can ask for, built now (seconds IREE compiled)."""
+        """Every LLM variant the knobs can ask for, built now (seconds IREE compiled). A
+        subclass whose `generate` is another LLM's has none of these to build."""
+        if type(self).generate is not RagPipeline.generate:
+            return 0.0
         values = {k.name: k.values for k in self.knobs}
         return self.llm.prepare([llm.Variant(m, k, q, v) for m in values["llm_model"]
                                  for k in values.get("llm_layers", (0,))
@@ -142,12 +154,17 @@ class RagPipeline(Pipeline):
         words = stages.run("selection", (question, retrieval,
                                          knob_values(knobs, SELECTION_KNOBS)),
                            lambda: self.select(library, ids, scores))
-        prompt = self.prompt(question, ids, words)
-        confidence = 100.0 * scores[1] / scores[0] if len(scores) > 1 and scores[0] else 0.0
-        model = decide(knobs["llm_model"], confidence)
+        sure = confidence(scores)
+        return self.write(self.prompt(question, ids, words), decide(knobs["llm_model"], sure),
+                          knobs, stages, sure)
+
+    def write(self, prompt: str, model: int, knobs: KnobConfig, stages: Stages,
+              sure: float = 0.0) -> str:
+        """The LLM stage: `model`'s answer to a prompt under the decode knobs of `knobs`
+        (those of `RagPipeline.knobs` it has), the dynamic ones deciding at `sure`."""
         layers = decide(knobs["llm_layers"], 0) if "llm_layers" in knobs else 0
-        self.decoding = llm.Variant(quant=decide(knobs["llm_quant"], confidence),
-                                    vocab=decide(knobs["llm_vocab"], 0),
+        quant = decide(knobs["llm_quant"], sure) if "llm_quant" in knobs else 0
+        self.decoding = llm.Variant(quant=quant, vocab=decide(knobs["llm_vocab"], 0),
                                     tokens=decide(knobs["llm_answer"], 0))
         return stages.run("llm", (prompt, model, layers, self.decoding),
                           lambda: self.generate(prompt, model, layers))

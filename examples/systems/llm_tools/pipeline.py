@@ -303,6 +303,7 @@ class LlmTools(rag.RagPipeline):
         """The LLM variants of the knobs, under jax.jit (compiled when first used, outside
         the timed stages). rag.py's W8A8 decode (`llm_quant`) is left out: its IREE
         variants of both models take longer to compile than a tuning run here."""
+        self.kb.warm_encoder()   # the question encoder's compiles, outside the timed stages
         return self.llm.prepare([rag.llm.Variant(m, k, 0, v) for m in (0, 1) for k in (0, 1)
                                  for v in (0, 1)])
 
@@ -375,9 +376,7 @@ class LlmTools(rag.RagPipeline):
         terms = stages.run("query", question, lambda: self.bm25.encode(question))
         by_words = stages.run("bm25", (question, knob_values(knobs, BM25_KNOBS)),
                               lambda: self.bm25.search(library, terms))
-        scores = by_words[1]
-        confidence = 100.0 * scores[1] / scores[0] if len(scores) > 1 and scores[0] else 0.0
-        mode = decide(knobs["retriever"], confidence)
+        mode = decide(knobs["retriever"], rag.confidence(by_words[1]))
         ranked = by_words
         if mode != 1:
             query = stages.run("embedding", question, lambda: self.kb.encode(question))
@@ -389,16 +388,8 @@ class LlmTools(rag.RagPipeline):
                                          knob_values(knobs, rag.SELECTION_KNOBS)),
                            lambda: self.select(library, ids, scores))
         prompt = self.prompt(question, ids, words)
-        ratio = 100.0 * scores[1] / scores[0] if len(scores) > 1 and scores[0] else 0.0
-        return self.write(prompt, decide(knobs["llm_model"], ratio), knobs, stages)
-
-    def write(self, prompt: str, model: int, knobs: KnobConfig, stages: Stages) -> str:
-        """The LLM's answer to a prompt under the RAG answer's decode knobs (rag.py)."""
-        layers = decide(knobs["llm_layers"], 0)
-        self.decoding = rag.llm.Variant(vocab=decide(knobs["llm_vocab"], 0),
-                                        tokens=decide(knobs["llm_answer"], 0))
-        return stages.run("llm", (prompt, model, layers, self.decoding),
-                          lambda: self.generate(prompt, model, layers))
+        return self.write(prompt, decide(knobs["llm_model"], rag.confidence(scores)), knobs,
+                          stages)
 
     def tool_answer(self, question: str, tool: str, result: str, knobs: KnobConfig,
                     stages: Stages) -> str:

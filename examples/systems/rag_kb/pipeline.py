@@ -73,10 +73,16 @@ class RagKb(rag.RagPipeline):
             np.save(rotation, write_kb(self.kb, vectors,
                                        CLUSTERS if docs is None else SMALL_CLUSTERS))
         self.rotation = np.load(rotation).astype(np.float32)
-        # compile the encoder (jit, once per padded length) before any stage is timed: the
-        # question set's longest question is 21 tokens (a longer one compiles when asked)
+
+    def prepare(self) -> float:
+        self.warm_encoder()
+        return super().prepare()
+
+    def warm_encoder(self) -> None:
+        """The encoder compiled (jit, once per padded length) before any stage is timed: the
+        question set's longest question is 21 tokens (a longer one compiles when asked)."""
         for words in (8, 24):
-            minilm.model().embed(["a " * words], batch=1)
+            self.minilm.model().embed(["a " * words], batch=1)
 
     # -- C half ------------------------------------------------------------------------------
 
