@@ -182,9 +182,8 @@ def test_parallel_starts_a_local_cluster_and_only_the_tuner_writes(tmp_path: Pat
          TuneOptions([0.02], out, mode="static", max_evals=6, parallel=2, screening=False,
                      confirm_repeats=1, confirm_candidates=1))
     measured = rows(out / "results.db", "phase = 'search'")
-    assert len({r[5] for r in measured}) == 2               # both workers measured
-    # a C program's runs are processes: its local workers are threads of the tuner's process
-    assert all(r[5].startswith("inproc://") for r in measured)
+    assert len({r[5] for r in measured}) == 2               # both worker processes measured
+    assert all(r[5].startswith("tcp://127.0.0.1:") for r in measured)
     assert len({(r[1], r[2]) for r in rows(out / "results.db")}) == len(rows(out / "results.db"))
 
 

@@ -50,10 +50,6 @@ class Application(ABC):
     name: str
     tune_inputs: list[str]
     eval_inputs: list[str]
-    # A run is a process of its own (a C program's binary): `--parallel N`'s local workers
-    # can then be threads of the tuner's process, which only wait on the runs, and no
-    # evaluation pays for a trip to another process (cluster.py).
-    runs_in_subprocess: bool = False
 
     @abstractmethod
     def build(self, workdir: Path) -> None:
@@ -90,8 +86,6 @@ class Application(ABC):
 
 class CProgram(Application):
     """A C/C++ program described by approx.toml, tuned through one `--tunable` binary."""
-
-    runs_in_subprocess = True
 
     def __init__(self, program: Program):
         self.program = program

@@ -1,8 +1,6 @@
 """Evaluations on Dask: a `LocalCluster` for `parallel=N`, or a running scheduler.
 
-`parallel=N` starts a `distributed.LocalCluster` of N workers with one thread each: worker
-processes, or, for an application whose runs are processes of their own (a C program), workers
-inside the tuner's process, which only wait on the runs (no task crosses a process);
+`parallel=N` starts a `distributed.LocalCluster` of N worker processes with one thread each;
 `cluster="tcp://HOST:PORT"` uses the workers of a running `dask scheduler`, on any machines.
 
 Workers get what runs read by value, not through a shared filesystem: the application
@@ -140,8 +138,8 @@ class Dask(Engine):
                                    f"{err}") from None
         else:
             self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1,
-                                        processes=not app.runs_in_subprocess,
-                                        dashboard_address=None, silence_logs=logging.ERROR)
+                                        processes=True, dashboard_address=None,
+                                        silence_logs=logging.ERROR)
             self.client = Client(self.cluster)
         try:
             self.client.wait_for_workers(1, timeout=NO_WORKERS_WAIT)
