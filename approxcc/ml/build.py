@@ -416,7 +416,7 @@ def _content_hash(arrays: list[Any]) -> str:
     h = hashlib.sha1()
     for a in arrays:
         h.update(f"{a.dtype}{a.shape}".encode())
-        h.update(np.ascontiguousarray(a).tobytes())
+        h.update(np.ascontiguousarray(a).view(np.uint8))   # the bytes, not a copy
     return h.hexdigest()
 
 
