@@ -131,6 +131,12 @@ def test_worker_killed_late_worker_scheduler_lost_and_resume(cluster: Cluster,
     # the other one too: the run cannot end before the late worker has started, however
     # slow its start on a loaded machine (the tuner waits for a worker, NO_WORKERS_WAIT)
     second.send_signal(signal.SIGKILL)
+    # what the two finished before they died may still be on its way into the DB; with no
+    # worker left nothing else can arrive, so the count settles before the late one starts
+    settled = -1
+    while settled != len(rows(db)):
+        settled = len(rows(db))
+        time.sleep(1.0)
     killed_at = len(rows(db))
     before = rows(db)
     late, late_address = cluster.worker()
