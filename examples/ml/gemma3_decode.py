@@ -7,7 +7,7 @@ decode step's int8 weights pay most there.
     python examples/ml/gemma3_decode.py build/gemma3      # jax.jit vs the build
 
 `prefill` writes a padded prompt into the cache (matrix-matrix), `decode_step` takes one
-token (matrix-vector); examples/ml/kv_decoder.py has the steps and the greedy loop.
+token (matrix-vector); examples/ml/kv_decoder.py has the steps and their Runner for greedy decoding.
 bench/ml_user_path.py measures this build against `jax.jit` and the workloads' IREE runner.
 """
 

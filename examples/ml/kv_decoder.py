@@ -1,5 +1,5 @@
 """What the decorated real-model examples (gemma3_decode.py, smollm2_decode.py) share: a
-`workloads` model's prefill and decode steps over a KV cache, and greedy decoding with them.
+`workloads` model's prefill and decode steps over a KV cache, and the two as a Runner.
 
 The cache is one array a layer and kind, (MAX_LEN, kv_heads, head_dim) each, passed in and
 out of each step as separate inputs and outputs (keys of every layer, then values):

@@ -6,7 +6,7 @@ three KV heads of 64), each a decorated function with one knob, the model code t
     python examples/ml/smollm2_decode.py build/smollm2      # jax.jit vs the build
 
 `prefill` writes a padded prompt into the cache (matrix-matrix), `decode_step` takes one
-token (matrix-vector); examples/ml/kv_decoder.py has the steps and the greedy loop.
+token (matrix-vector); examples/ml/kv_decoder.py has the steps and their Runner for greedy decoding.
 bench/ml_user_path.py measures this build against `jax.jit` and the workloads' IREE runner.
 """
 
