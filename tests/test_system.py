@@ -5,6 +5,7 @@ decoder — built, evaluated and tuned end to end in this process."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -86,6 +87,36 @@ def test_evaluate_reports_accuracy_loss_and_speedup(system, tmp_path: Path) -> N
         set(result)
     assert 0.0 <= result["loss"] <= 1.0 and result["speedup"] > 0
     assert result["profile"]["exact"]["retrieval"] > 0
+
+
+def test_confirmation_and_eval_time_both_sides_now(system, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stage that got slower since the exact system's profile (a machine whose load
+    drifted) costs the exact system and the configuration alike in the tuner's pairs and in
+    `approxcc eval`: neither side is charged what a stage took when it was first cached
+    (the configurations change only the LLM: their retrievals are cached too)."""
+    from approxcc.tune.measure import Measurer
+
+    inputs = system.tune_inputs[:2]
+    questions = load_questions(TINY / "tune.jsonl")[:2 * system.project.batch]
+    for q in questions:                   # the profile: every exact stage cached, fast
+        system.answer(q, None)
+    golden = [system.run(inp, None, tmp_path, 60.0).output for inp in inputs]
+    slow, search = 0.05, system.pipeline.search
+
+    def loaded(*args):
+        time.sleep(slow)                  # every retrieval now takes longer
+        return search(*args)
+
+    monkeypatch.setattr(system.pipeline, "search", loaded)
+    pair = Measurer(system, tmp_path).pair({"llm_answer": {"value": 4}}, inputs, golden)
+    assert pair.status == "ok", pair.reason
+    assert pair.exact_time >= len(questions) * slow
+    assert pair.time >= len(questions) * slow
+    config = config_file(tmp_path, {"llm_answer": {"value": 6}})
+    result = evaluate(system, config, TINY / "eval.jsonl", limit=2)
+    assert result["exact_seconds_per_question"] >= slow
+    assert result["seconds_per_question"] >= slow
 
 
 def test_malformed_question_line_is_located(tmp_path: Path) -> None:

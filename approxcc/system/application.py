@@ -5,7 +5,10 @@ this process, which keeps the library copies, the models and the stage cache bet
 (the in-process engine: `--parallel 1`). A tuning input is a batch of questions
 (`FILE.jsonl:START:END`); its output is one JSON line `{"question", "answer"}` per question,
 and its time the seconds of the stages its answers took (cached stages charged what they
-took when they ran). The loss is the drop in NQ accuracy from the exact system's.
+took when they ran: cheap, and good enough to steer a search). The confirmation's pairs
+(`run_pair`) and `approxcc eval` time every stage afresh instead, the exact system and the
+configuration alternately question by question. The loss is the drop in NQ accuracy from
+the exact system's.
 
 For Dask (`--parallel N`, `--cluster`) a system pickles as its project file and built
 library: a worker loads the project (pipeline, questions) itself, gets the library as one of
@@ -128,25 +131,60 @@ class CompoundSystem(Application):
         return self.pipeline.answer(question.question, lib, self.config_knobs(config),
                                     self.stages)
 
+    def timed_pair(self, question: Question, config: KnobConfig | None
+                   ) -> tuple[tuple[str, dict[str, float]], tuple[str, dict[str, float]]]:
+        """The exact system's answer, then `config`'s, each with the seconds of its stages,
+        every stage computed now (`Stages.fresh`): side by side, so that both are charged
+        the machine's load of this moment."""
+        out = []
+        with self.stages.fresh():
+            for cfg in (None, config):
+                self.stages.reset_profile()
+                text = self.answer(question, cfg)
+                out.append((text, self.stages.reset_profile()))
+        return out[0], out[1]
+
+    def _batch(self, input: str) -> list[Question]:
+        file, start, end = input.rsplit(":", 2)
+        return self.questions[Path(file)][int(start):int(end)]
+
+    @staticmethod
+    def _line(question: Question, answer: str) -> str:
+        return json.dumps({"question": question.question, "answer": answer}) + "\n"
+
     def run(self, input: str, config_path: Path | None, workdir: Path,
             timeout: float) -> RunResult:
-        file, start, end = input.rsplit(":", 2)
-        batch = self.questions[Path(file)][int(start):int(end)]
         config = None
         if config_path is not None:
             config = json.loads(config_path.read_text())["knobs"]
         self.stages.reset_profile()
         began = time.perf_counter()
         lines = []
-        for q in batch:
-            lines.append(json.dumps({"question": q.question, "answer": self.answer(q, config)}))
+        for q in self._batch(input):
+            lines.append(self._line(q, self.answer(q, config)))
             if time.perf_counter() - began > timeout:
                 raise RunFailed(f"timeout: no result after {timeout:.2f} s")
         wall = time.perf_counter() - began
         seconds = sum(self.stages.reset_profile().values())
         # A warm stage cache makes the wall time small; the tuner's timeout (a multiple of
         # the exact run's wall time) must still allow a run that computes every stage.
-        return RunResult("\n".join(lines) + "\n", seconds, max(wall, seconds), True)
+        return RunResult("".join(lines), seconds, max(wall, seconds), True)
+
+    def run_pair(self, input: str, config_path: Path, workdir: Path,
+                 timeout: float) -> tuple[RunResult, RunResult]:
+        """The exact system and the configuration alternately, question by question, every
+        stage timed afresh (`timed_pair`): the confirmation's times, taken side by side."""
+        config = json.loads(config_path.read_text())["knobs"]
+        texts, seconds = ["", ""], [0.0, 0.0]
+        began = time.perf_counter()
+        for q in self._batch(input):
+            for side, (text, profile) in enumerate(self.timed_pair(q, config)):
+                texts[side] += self._line(q, text)
+                seconds[side] += sum(profile.values())
+            if time.perf_counter() - began > 2 * timeout:
+                raise RunFailed(f"timeout: no result after {2 * timeout:.2f} s (a pair)")
+        exact, approx = (RunResult(t, s, s, True) for t, s in zip(texts, seconds, strict=True))
+        return exact, approx
 
     def _accuracy(self, outputs: list[str]) -> float:
         answers = [json.loads(line) for out in outputs for line in out.splitlines()]

@@ -1,8 +1,10 @@
 """`approxcc eval`: the exact system and one configuration on the same questions, in one run.
 
 Question by question, the exact system answers, then the configuration (interleaved, so drift
-on a shared machine hits both alike). Seconds are the stages' (see `pipeline.Stages`); the
-profile gives each stage's mean seconds per question under either.
+on a shared machine hits both alike), every stage computed and timed now
+(`CompoundSystem.timed_pair`: nothing charged from the stage cache). Seconds are the stages'
+(see `pipeline.Stages`); the profile gives each stage's mean seconds per question under
+either.
 """
 
 from __future__ import annotations
@@ -69,10 +71,10 @@ def evaluate(system: CompoundSystem, config: Path, questions: Path,
     right = {"exact": 0, "config": 0}
     profiles: dict[str, dict[str, float]] = {"exact": {}, "config": {}}
     for q in qs:
-        for run, cfg in (("exact", None), ("config", knobs)):
-            system.stages.reset_profile()
-            right[run] += correct(q, system.answer(q, cfg))
-            for stage, s in system.stages.reset_profile().items():
+        for run, (answer, profile) in zip(("exact", "config"), system.timed_pair(q, knobs),
+                                          strict=True):
+            right[run] += correct(q, answer)
+            for stage, s in profile.items():
                 profiles[run][stage] = profiles[run].get(stage, 0.0) + s
     n = len(qs)
     exact_s, config_s = sum(profiles["exact"].values()), sum(profiles["config"].values())

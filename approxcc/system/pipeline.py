@@ -6,7 +6,9 @@ to attach a freshly loaded copy of the C library, and how to answer one question
 of an answer is a stage run through `Stages`, cached by the stage's input and the values of
 the knobs that stage reads: a configuration that changes only the LLM knobs reuses every
 retrieval, one that changes only retrieval knobs reuses every prompt it reproduces. A cached
-stage is charged the seconds it took when it ran, so times stay those of the real system.
+stage is charged the seconds it took when it ran, which steers a search cheaply; under
+`Stages.fresh()` every stage runs and is timed now (the tuner's confirmation pairs and
+`approxcc eval`): seconds measured minutes apart on a machine whose load drifts do not compare.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ import importlib.util
 import json
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,11 +42,12 @@ class Stages:
 
     cache: dict[tuple[str, Hashable], tuple[Any, dict[str, float]]] = field(default_factory=dict)
     profile: dict[str, float] = field(default_factory=dict)
+    timing_fresh: bool = False      # every stage computed and timed now (`fresh()`)
 
     def run(self, stage: str, key: Hashable, fn: Callable[[], Any]) -> Any:
-        """`fn()`'s value for this key, computed once; its seconds go into the profile under
-        `stage` (or under the parts of a `Timed` value)."""
-        hit = self.cache.get((stage, key))
+        """`fn()`'s value for this key, computed once (every time under `fresh()`); its
+        seconds go into the profile under `stage` (or under the parts of a `Timed` value)."""
+        hit = None if self.timing_fresh else self.cache.get((stage, key))
         if hit is None:
             start = time.perf_counter()
             value = fn()
@@ -56,6 +60,16 @@ class Stages:
         for part, seconds in hit[1].items():
             self.profile[part] = self.profile.get(part, 0.0) + seconds
         return hit[0]
+
+    @contextmanager
+    def fresh(self) -> Iterator[None]:
+        """Inside it, no stage is answered from the cache: each runs, charged what it takes
+        now (its result still refills the cache)."""
+        before, self.timing_fresh = self.timing_fresh, True
+        try:
+            yield
+        finally:
+            self.timing_fresh = before
 
     def reset_profile(self) -> dict[str, float]:
         """The profile so far, and a fresh one."""

@@ -3,7 +3,8 @@
 A compound system written in Python implements it directly; a C/C++ program described by
 `approx.toml` is `CProgram`, one implementation of it. The tuner only ever calls `build()`
 (once), `knob_space()`, `run()` (once per input, configuration and repeat, in a fresh
-working folder, possibly in several Dask worker processes on other machines at once) and
+working folder, possibly in several Dask worker processes on other machines at once),
+`run_pair()` (the exact program and a candidate on one input, for the confirmation) and
 `loss()`.
 
 Runs on a Dask worker see a copy of the application (pickled) whose `files()` (what runs read:
@@ -69,6 +70,18 @@ class Application(ABC):
     @abstractmethod
     def loss(self, exact_outputs: list[str], outputs: list[str]) -> float:
         """QoS loss in [0, 1] of `outputs` against the exact outputs, input by input."""
+
+    def run_pair(self, input: str, config_path: Path, workdir: Path,
+                 timeout: float) -> tuple[RunResult, RunResult]:
+        """The exact program, then the configuration, on one input: a step of the tuner's
+        confirmation, whose times must be taken side by side. `workdir` is empty; each run
+        gets a folder of its own in it. An application that caches results between runs
+        overrides it to time both afresh (approxcc.system: question by question)."""
+        exact, config = workdir / "exact", workdir / "config"
+        exact.mkdir()
+        config.mkdir()
+        return (self.run(input, None, exact, timeout),
+                self.run(input, config_path, config, timeout))
 
     def describe(self) -> str:
         """Where the application comes from (shown in reports, stored in the results DB)."""

@@ -6,8 +6,9 @@ region-of-interest time. Per input: the median of `repeats` runs; per configurat
 over the inputs. The exact configuration's outputs are the golden outputs.
 
 `pair()` is the confirmation measurement of a pick: the exact program and the candidate run
-alternately, input by input, so drift on a shared machine hits both alike and their ratio
-(the speedup of that repeat) is what the report summarises by median and IQR.
+alternately, input by input (`Application.run_pair`), so drift on a shared machine hits both
+alike and their ratio (the speedup of that repeat) is what the report summarises by median
+and IQR.
 """
 
 from __future__ import annotations
@@ -155,10 +156,14 @@ class Measurer:
         def run(config: Path) -> tuple[list[str], float, float]:
             exact_time, time, outputs = 0.0, 0.0, []
             for inp in inputs:
-                exact_time += self._run_all([inp], None, 1, self.timeout)[1][0][0]
-                out, times, _, _ = self._run_all([inp], config, 1, self.timeout)
-                outputs += out
-                time += times[0][0]
+                folder = self._folder()
+                try:
+                    exact, res = self.app.run_pair(inp, config, folder, self.timeout)
+                finally:
+                    shutil.rmtree(folder, ignore_errors=True)
+                exact_time += exact.time
+                time += res.time
+                outputs.append(res.output)
             return outputs, time, exact_time
 
         return self._scored(knobs, golden, run)
