@@ -9,13 +9,15 @@ For each system (default: every examples/systems/*/system.toml except tiny's):
    first to rerun) and everything it reruns; bound = 1 / (1 - their share of the time);
 2. two `approxcc.tune.tune` runs, mode static then dynamic, budgets 3/6/9% (`--minutes` each),
    on the first `--tune-questions` of the system's tune file, its held-out inputs the first
-   `--eval-limit` of its eval file (tune and eval files are disjoint, checked by system.toml);
-   every pick is then measured with `approxcc.system.evaluate` on those eval questions;
+   `--eval-limit` of its eval file (tune and eval files are disjoint, checked by system.toml).
+   The tuner's confirmation times the exact system and each candidate afresh, alternately
+   question by question (`CompoundSystem.run_pair`), `--confirm-repeats` times on the tune
+   questions, then the picks the same way on the eval questions: those are the figures;
 3. the Fig. 6 table (budget x static/dynamic: speedup and loss on tune and eval, eval loss
    within the budget?), `<out>/<system>/<mode>/pareto.png` (the tuner's plot, tuning time in
-   the title, the evaluate() figures of the picks added), `--json`, and per budget the pick to
-   ship (dynamic unless the static one is faster on the *tuning* questions: eval never
-   chooses) as examples/systems/<system>/configs/budget-{3,6,9}.json.
+   the title), `--json`, and per budget the pick to ship (dynamic unless the static one is
+   faster on the *tuning* questions: eval never chooses) as
+   examples/systems/<system>/configs/budget-{3,6,9}.json.
 
 `--llm` measures the LLM variants instead, side by side on the exact prompts of rag_bm25's
 first `--tune-questions` (interleaved, `--repeats` rounds, medians): seconds per answer of a
@@ -53,7 +55,7 @@ from rich.console import Console
 from rich.table import Table
 
 from approxcc.diagnostics import CompileError
-from approxcc.system import CompoundSystem, evaluate, load_system
+from approxcc.system import CompoundSystem, load_system
 from approxcc.system.questions import load_questions
 from approxcc.tune import TuneOptions, tune
 from approxcc.tune.db import ResultsDB
@@ -112,8 +114,10 @@ def _bound(stages: dict[str, float], parts: list[str], total: float) -> float | 
 
 
 def tune_mode(system: CompoundSystem, mode: str, out: Path, args: argparse.Namespace,
-              eval_n: int, prof: dict[str, Any]) -> list[dict[str, Any]]:
-    """One tuning run; its picks measured with evaluate() on the eval questions."""
+              prof: dict[str, Any]) -> list[dict[str, Any]]:
+    """One tuning run and its picks: speedup and loss on tune and eval are the tuner's
+    confirmation pairs (the exact system and the pick alternately, question by question,
+    every stage timed afresh: `CompoundSystem.run_pair`)."""
     picks: list[dict[str, Any]] = []
     began = time.monotonic()
 
@@ -123,29 +127,31 @@ def tune_mode(system: CompoundSystem, mode: str, out: Path, args: argparse.Names
         chosen = rows(db, run)
         paths = write_configs(run, chosen, out, db.path)
         for r, path in zip(chosen, paths, strict=True):
-            result = evaluate(system, path, system.project.eval_questions, eval_n)
+            assert r.speedup_eval is not None and r.loss_eval is not None   # confirmed
             picks.append({
                 "mode": mode, "budget": r.budget, "config_file": str(path),
                 "knobs": r.pick.config,
                 "speedup_tune": r.speedup_tune.median, "loss_tune": r.loss_tune.median,
-                "speedup_eval": result["speedup"], "loss_eval": result["loss"],
-                "eval_within_budget": result["loss"] <= r.budget + 1e-9,
-                "tuning_minutes": minutes, "evaluate": result})
+                "speedup_eval": r.speedup_eval.median, "loss_eval": r.loss_eval.median,
+                "eval_within_budget": r.loss_eval.median <= r.budget + 1e-9,
+                "tuning_minutes": minutes})
         titled = dataclasses.replace(run, program=f"{system.name} {mode}, "
                                                   f"tuned in {minutes:.1f} min")
-        marks = {"picks (evaluate)": [(p["loss_eval"], p["speedup_eval"]) for p in picks]}
-        plot(db, titled, out / "pareto.png", chosen, marks=marks)
+        plot(db, titled, out / "pareto.png", chosen)
 
     # A batch's first run of a variant compiles (XLA) outside its stage times: the tuner's
     # timeout starts from the profile's seconds per question.
     batch = prof["seconds_per_question"] * system.project.batch
     options = TuneOptions(budgets=args.budgets, out=out, time_limit=args.minutes * 60,
-                          mode=mode, seed=args.seed, timeout=max(MIN_TIMEOUT_S, 10 * batch))
+                          mode=mode, seed=args.seed, timeout=max(MIN_TIMEOUT_S, 10 * batch),
+                          confirm_repeats=args.confirm_repeats,
+                          confirm_candidates=args.confirm_candidates)
     tune(system, options, console=console, reporter=reporter)
     return picks
 
 
-def ship(system: CompoundSystem, picks: list[dict[str, Any]], budgets: list[float]) -> None:
+def ship(system: CompoundSystem, picks: list[dict[str, Any]], budgets: list[float],
+         questions: tuple[int, int]) -> None:
     """Per budget the dynamic pick, or the static one when it is faster on the tune set."""
     folder = system.project.root / "configs"
     folder.mkdir(exist_ok=True)
@@ -158,11 +164,9 @@ def ship(system: CompoundSystem, picks: list[dict[str, Any]], budgets: list[floa
         doc = json.loads(Path(best["config_file"]).read_text())
         doc["program"] = system.name
         doc["provenance"].pop("db", None)     # a scratch path of the benchmark run
-        doc["evaluate"] = {k: best["evaluate"][k] for k in
-                           ("questions", "exact_accuracy", "accuracy", "loss",
-                            "seconds_per_question", "speedup")}
         doc["provenance"]["bench"] = "bench/compound.py"
         doc["provenance"]["picked_from"] = best["mode"]
+        doc["provenance"]["questions"] = {"tune": questions[0], "eval": questions[1]}
         (folder / f"budget-{b * 100:g}.json").write_text(json.dumps(doc, indent=2) + "\n")
 
 
@@ -300,9 +304,9 @@ def bench_system(where: Path, args: argparse.Namespace) -> dict[str, Any]:
     console.print(profile_table(system.name, prof))
     picks: list[dict[str, Any]] = []
     for mode in MODES:
-        picks += tune_mode(system, mode, out / mode, args, eval_n, prof)
+        picks += tune_mode(system, mode, out / mode, args, prof)
     if args.configs:
-        ship(system, picks, args.budgets)
+        ship(system, picks, args.budgets, (tune_n, eval_n))
     return {"system": system.name, "tune_questions": tune_n, "eval_questions": eval_n,
             "minutes_per_mode": args.minutes, "profile": prof, "picks": picks}
 
@@ -324,6 +328,12 @@ def main() -> None:
                         help="tuning time limit per mode (default 4)")
     parser.add_argument("--budgets", default="3,6,9", help="QoS budgets in %% (default 3,6,9)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--confirm-repeats", type=int, default=2,
+                        help="interleaved repeats per candidate (default 2; the picks get "
+                             "as many on eval, at most 3)")
+    parser.add_argument("--confirm-candidates", type=int, default=1,
+                        help="candidates per budget besides the fastest within it "
+                             "(default 1)")
     parser.add_argument("--llm", action="store_true",
                         help="measure the LLM variants side by side instead (see above)")
     parser.add_argument("--repeats", type=int, default=3, help="--llm: rounds (default 3)")

@@ -88,7 +88,9 @@ class CompoundSystem(Application):
 
     def knob_space(self) -> KnobSpace:
         if self.space is None:
-            self.space = KnobSpace(self.library_space().knobs + tuple(self.pipeline.knobs))
+            # The pipeline's knobs first: the tuner screens knobs in this order, and the
+            # model's (where the seconds are) must not wait behind every C knob
+            self.space = KnobSpace(tuple(self.pipeline.knobs) + self.library_space().knobs)
         return self.space
 
     def build(self, workdir: Path) -> None:

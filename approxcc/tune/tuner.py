@@ -153,8 +153,11 @@ class Tuner:
                 if self.opts.max_evals is not None:
                     configs = configs[:self.opts.max_evals // 2]
                 self.screened = len(configs)
+                # at most half the time (as --max-evals gives it at most half the
+                # evaluations): the searches, which combine the knobs, get the rest
                 self.evaluate_many(configs, "tune", phase="screening", mode="static",
-                                   budget=None, deadline=self.progress.deadline)
+                                   budget=None,
+                                   deadline=time.monotonic() + self.opts.time_limit / 2)
             self.search_all(space)
             if self.opts.confirm_repeats > 0:
                 self.confirm()
