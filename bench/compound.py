@@ -303,7 +303,7 @@ def bench_system(where: Path, args: argparse.Namespace) -> dict[str, Any]:
     prof = profile(system, tune_n)
     console.print(profile_table(system.name, prof))
     picks: list[dict[str, Any]] = []
-    for mode in MODES:
+    for mode in args.modes:
         picks += tune_mode(system, mode, out / mode, args, prof)
     if args.configs:
         ship(system, picks, args.budgets, (tune_n, eval_n))
@@ -328,6 +328,8 @@ def main() -> None:
                         help="tuning time limit per mode (default 4)")
     parser.add_argument("--budgets", default="3,6,9", help="QoS budgets in %% (default 3,6,9)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--modes", default=",".join(MODES),
+                        help="tuning runs, in order (default static,dynamic)")
     parser.add_argument("--confirm-repeats", type=int, default=2,
                         help="interleaved repeats per candidate (default 2; the picks get "
                              "as many on eval, at most 3)")
@@ -348,6 +350,7 @@ def main() -> None:
                         help="do not write examples/systems/<name>/configs/budget-*.json")
     args = parser.parse_args()
     args.budgets = [float(b) / 100 for b in args.budgets.split(",")]
+    args.modes = [m for m in args.modes.split(",") if m in MODES]
     args.out = args.out.resolve()
     args.json = args.json or args.out / "results.json"
     args.json.parent.mkdir(parents=True, exist_ok=True)
@@ -368,7 +371,8 @@ def main() -> None:
     for res in results:
         console.print(profile_table(res["system"], res["profile"]))
     console.print(fig6(results))
-    plots = [str(args.out / r["system"] / m / "pareto.png") for r in results for m in MODES]
+    plots = [str(args.out / r["system"] / m / "pareto.png") for r in results
+             for m in args.modes]
     console.print(f"plots: {', '.join(plots)}")
 
 
