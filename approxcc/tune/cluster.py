@@ -10,8 +10,13 @@ later included, which unpacks it once into its local directory; `Application.rel
 points the runs there. Workers must run the approxcc version of the tuner (checked on
 connecting).
 
-Faults: when a worker dies mid-evaluation the scheduler runs the task on another one (up to
-`distributed.scheduler.allowed-failures` times; after that the evaluation is recorded as
+Short evaluations travel in batches: one Dask task carries as many evaluations as take about
+`BATCH_SECONDS` on a worker (from the wall time of those already done), so the round trip of
+a task (client, scheduler and worker: ≈ 20 ms of CPU, docs/scaling.md) is paid once per
+batch rather than once per evaluation. An evaluation of `BATCH_SECONDS` or more travels alone.
+
+Faults: when a worker dies mid-batch the scheduler runs the batch on another one (up to
+`distributed.scheduler.allowed-failures` times; after that its evaluations are recorded as
 failed, "worker lost"). When the scheduler goes away, or no worker is left for
 `NO_WORKERS_WAIT` seconds, the tuner stops with an error; what finished is in the DB and
 `--resume` continues.
@@ -25,10 +30,13 @@ import io
 import logging
 import os
 import socket
+import statistics
 import tarfile
 import time
+from collections import deque
 from collections.abc import Iterable
 from concurrent.futures import CancelledError
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +57,8 @@ CAPACITY_REFRESH = 1.0      # seconds between looks at the cluster's worker thre
 # moment one ends, instead of idling through the round trip to the tuner (result, DB commit,
 # OpenTuner's tell and ask, submit).
 QUEUED = 1
+BATCH_SECONDS = 0.25        # a worker's seconds of evaluations per Dask task
+MAX_BATCH = 16
 
 _HERE: dict[str, tuple[Application, Path]] = {}   # on a worker: bundle digest → app, folder
 
@@ -95,14 +105,29 @@ class Bundle(WorkerPlugin):
         _HERE.pop(self.digest, None)
 
 
-def _remote(digest: str, task: Task) -> Outcome:
-    """The task on a worker."""
+def _remote(digest: str, tasks: list[Task]) -> list[Outcome]:
+    """A batch of tasks on a worker, one after the other."""
     address = get_worker().address
     app, folder = _HERE[digest]
-    try:
-        return Outcome(execute(app, task, folder / "runs"), address)
-    except CompileError as err:
-        return Outcome(Measurement(FAILED), address, err.diagnostic.message)
+    outcomes = []
+    for task in tasks:
+        start = time.perf_counter()
+        try:
+            result, error = execute(app, task, folder / "runs"), ""
+        except CompileError as err:
+            result, error = Measurement(FAILED), err.diagnostic.message
+        outcomes.append(Outcome(result, address, error, time.perf_counter() - start))
+    return outcomes
+
+
+@dataclass(eq=False)
+class _Slot:
+    """A task's handle: the batch (a Dask future) that carries it once sent, and its place
+    there."""
+
+    task: Task
+    batch: Any = None
+    index: int = 0
 
 
 def _probe(address: str) -> None:
@@ -126,7 +151,10 @@ class Dask(Engine):
         logging.getLogger("distributed").setLevel(logging.CRITICAL)
         self.address = address or "a local cluster"
         self.cluster = None
-        self.tasks: dict[Any, Task] = {}
+        self.unsent: list[_Slot] = []
+        self.batches: dict[Any, list[_Slot]] = {}   # Dask future → its slots not yet read
+        self.results: dict[Any, list[Outcome]] = {}
+        self.recent: deque[float] = deque([BATCH_SECONDS], maxlen=32)   # seconds / task
         self.no_workers_since: float | None = None
         self._capacity, self._capacity_at = 1, 0.0
         if address:
@@ -167,6 +195,7 @@ class Dask(Engine):
             workers = self._workers()
             self._capacity = max(1, sum(w.get("nthreads", 1) + QUEUED
                                         for w in workers.values()))
+            self._capacity *= self.batch_size()
             if workers:
                 self.no_workers_since = None
             elif self.no_workers_since is None:
@@ -190,41 +219,72 @@ class Dask(Engine):
                             f"flight are not recorded; finished ones are in the results DB "
                             f"(continue with --resume)")
 
-    def submit(self, task: Task) -> Any:
-        fut = self.client.submit(_remote, self.digest, task, pure=False)
-        self.tasks[fut] = task
-        return fut
+    def batch_size(self) -> int:
+        """Evaluations per Dask task: about `BATCH_SECONDS` of them, by the median wall time
+        of the last ones."""
+        return max(1, min(MAX_BATCH, int(BATCH_SECONDS / statistics.median(self.recent))))
 
-    def done(self, pending: Iterable[Any], timeout: float) -> list[Any]:
+    def submit(self, task: Task) -> _Slot:
+        slot = _Slot(task)
+        self.unsent.append(slot)
+        if len(self.unsent) >= self.batch_size():
+            self._send()
+        return slot
+
+    def _send(self) -> None:
+        """The tasks submitted since the last call, as batches."""
+        size = self.batch_size()
+        while self.unsent:
+            batch, self.unsent = self.unsent[:size], self.unsent[size:]
+            fut = self.client.submit(_remote, self.digest, [s.task for s in batch], pure=False)
+            for i, slot in enumerate(batch):
+                slot.batch, slot.index = fut, i
+            self.batches[fut] = batch
+
+    def done(self, pending: Iterable[_Slot], timeout: float) -> list[_Slot]:
         pending = list(pending)
+        self._send()
         with contextlib.suppress(TimeoutError, FuturesCancelledError):
-            wait(pending, timeout=timeout, return_when="FIRST_COMPLETED")
+            wait({s.batch for s in pending}, timeout=timeout, return_when="FIRST_COMPLETED")
         self.capacity()   # notices a cluster without workers, or without a scheduler
-        return [f for f in pending if f.done()]
+        return [s for s in pending if s.batch.done()]
 
-    def outcome(self, handle: Any) -> Outcome:
-        task = self.tasks.pop(handle)
-        try:
-            status = handle.status
-            out: Outcome | None = handle.result() if status == "finished" else None
-            err = handle.exception() if status == "error" else None
-        except (OSError, CancelledError):   # the result was on its way when the scheduler went
-            raise self._lost() from None
-        if out is None and err is None:   # cancelled: we never cancel, the scheduler went
-            raise self._lost()
-        if out is None:
-            if not isinstance(err, KilledWorker):
-                raise CompileError(f"a Dask worker cannot run evaluations: "
-                                   f"{type(err).__name__}: {err}")
-            out = Outcome(failed(task, "worker lost: every worker that ran it died"))
+    def outcome(self, handle: _Slot) -> Outcome:
+        fut = handle.batch
+        outcomes = self.results.get(fut)
+        if outcomes is None:
+            outcomes = self.results[fut] = self._batch_outcomes(fut)
+        slots = self.batches[fut]
+        slots.remove(handle)
+        if not slots:
+            del self.batches[fut], self.results[fut]
+        out = outcomes[handle.index]
         if out.error:
             raise CompileError(out.error)
         return out
 
+    def _batch_outcomes(self, fut: Any) -> list[Outcome]:
+        try:
+            status = fut.status
+            outs: list[Outcome] | None = fut.result() if status == "finished" else None
+            err = fut.exception() if status == "error" else None
+        except (OSError, CancelledError):   # the result was on its way when the scheduler went
+            raise self._lost() from None
+        if outs is None and err is None:   # cancelled: we never cancel, the scheduler went
+            raise self._lost()
+        if outs is None:
+            if not isinstance(err, KilledWorker):
+                raise CompileError(f"a Dask worker cannot run evaluations: "
+                                   f"{type(err).__name__}: {err}")
+            return [Outcome(failed(s.task, "worker lost: every worker that ran it died"))
+                    for s in sorted(self.batches[fut], key=lambda s: s.index)]
+        self.recent.extend(o.seconds for o in outs)
+        return outs
+
     def abort(self) -> None:
         super().abort()
         with contextlib.suppress(Exception):   # best effort: the cluster may be gone
-            self.client.cancel(list(self.tasks))
+            self.client.cancel(list(self.batches))
             self.client.run(kill_running)
 
     def close(self) -> None:

@@ -41,6 +41,7 @@ class Outcome:
     result: Result
     worker: str = ""                    # where it ran ("" in the tuner's process)
     error: str = ""                     # the exact program failed (a baseline task)
+    seconds: float = 0.0                # wall time of the task where it ran
 
 
 def execute(app: Application, task: Task, workdir: Path) -> Result:
