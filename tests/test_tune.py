@@ -349,3 +349,32 @@ def test_screening_keeps_a_dynamic_knobs_values_for_the_dynamic_search() -> None
     # skipping everywhere breaks 3%, but a tree may skip only where the state allows it
     assert static["skip"].values == (0,) and dynamic["skip"].values == (0, 1)
     assert static["loop"].values == dynamic["loop"].values == (1, 2)
+
+
+class Hiccup(Synthetic):
+    """Runs of fixed times, but the first run of the configuration is slowed 10× (another
+    job took the core): what a single short pair would read as a slowdown."""
+
+    def __init__(self, exact: float, config: float) -> None:
+        super().__init__()
+        self.times = {None: exact, "config": config}
+        self.runs = {None: 0, "config": 0}
+
+    def run(self, input: str, config_path: Path | None, workdir: Path,
+            timeout: float) -> RunResult:
+        side = None if config_path is None else "config"
+        self.runs[side] += 1
+        slow = 10 if side and self.runs[side] == 1 else 1
+        return RunResult("1\n", self.times[side] * slow, 0.0, True)
+
+
+@pytest.mark.parametrize("exact, config, runs", [(0.05, 0.01, (4, 7)), (0.5, 0.3, (1, 1))])
+def test_a_confirmation_pair_reruns_short_runs_and_keeps_their_median(
+        tmp_path: Path, exact: float, config: float, runs: tuple[int, int]) -> None:
+    app = Hiccup(exact, config)
+    cfg = tmp_path / "c.json"
+    cfg.write_text('{"knobs": {}}')
+    e, c = app.run_pair("1", cfg, tmp_path, 10.0)
+    assert (app.runs[None], app.runs["config"]) == runs
+    assert e.time == exact
+    assert c.time == (config if runs[1] > 1 else config * 10)

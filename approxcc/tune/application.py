@@ -19,6 +19,7 @@ import copy
 import os
 import resource
 import signal
+import statistics
 import subprocess
 import threading
 import time
@@ -32,6 +33,9 @@ from approxcc.tune.program import Program, load_program, location, substitute
 from approxcc.tune.qos import Metric, metric
 from approxcc.tune.space import KnobSpace, knob_space
 
+PAIR_SECONDS = 0.2   # a side of a confirmation pair that ran shorter runs again...
+PAIR_RUNS = 7        # ...up to this many times
+
 
 class RunFailed(Exception):
     """One run of a configuration failed; the message is the recorded reason."""
@@ -43,6 +47,13 @@ class RunResult:
     time: float          # what the tuner minimises: ROI time when reported, else wall time
     wall: float
     roi: bool            # the program reported its region of interest
+
+
+def _median_time(runs: list[RunResult]) -> RunResult:
+    """The first run's output with the median time of all (deterministic programs: the
+    reruns only steady the clock)."""
+    return RunResult(runs[0].output, statistics.median(r.time for r in runs),
+                     statistics.median(r.wall for r in runs), runs[0].roi)
 
 
 class Application(ABC):
@@ -75,13 +86,22 @@ class Application(ABC):
                  timeout: float) -> tuple[RunResult, RunResult]:
         """The exact program, then the configuration, on one input: a step of the tuner's
         confirmation, whose times must be taken side by side. `workdir` is empty; each run
-        gets a folder of its own in it. An application that caches results between runs
-        overrides it to time both afresh (approxcc.system: question by question)."""
-        exact, config = workdir / "exact", workdir / "config"
-        exact.mkdir()
-        config.mkdir()
-        return (self.run(input, None, exact, timeout),
-                self.run(input, config_path, config, timeout))
+        gets a folder of its own in it. A side that ran for less than `PAIR_SECONDS` runs
+        again, alternating with the other side's reruns, up to `PAIR_RUNS` times; its time is
+        the median of its runs (a 30 ms run moves by more than the 5% a speedup is read to).
+        An application that caches results between runs overrides it to time both afresh
+        (approxcc.system: question by question)."""
+        sides: list[tuple[Path | None, list[RunResult]]] = [(None, []), (config_path, [])]
+        while True:
+            short = [(cfg, runs) for cfg, runs in sides if len(runs) < PAIR_RUNS and
+                     sum(r.time for r in runs) < PAIR_SECONDS]
+            if not short:
+                break
+            for cfg, runs in short:
+                folder = workdir / f"{'exact' if cfg is None else 'config'}-{len(runs)}"
+                folder.mkdir()
+                runs.append(self.run(input, cfg, folder, timeout))
+        return _median_time(sides[0][1]), _median_time(sides[1][1])
 
     def describe(self) -> str:
         """Where the application comes from (shown in reports, stored in the results DB)."""
