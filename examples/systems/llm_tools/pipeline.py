@@ -283,14 +283,17 @@ class LlmTools(rag.RagPipeline):
         self.cluster_space = KnobSpace(cluster_knobs(self.args))
         here = "pipeline.py"
         answer_llm = {k.name: k for k in rag.RagPipeline.knobs if k.name != "llm_quant"}
-        # The tuner screens knobs one at a time in this order, each on every tune question
-        # (minutes apiece when the answers rerun): the likely winners first.
+        # The tuner screens knobs one at a time in this order (then the C library's,
+        # context selection first), each on every tune question (minutes apiece when the
+        # answers rerun): the likely winners first, by the exact profile's shares (the
+        # answer's prefill and decode, then triage); the retriever's stages are cheap.
         self.knobs = (
             Knob("tool_answer", "func_substitute", (0, 1, 2), 0, loc=here),
+            *(answer_llm[n] for n in ("llm_vocab", "llm_answer")),
             Knob("triage_layers", "task_skipping", (0, 1, 2, 3), 0, loc=here),
+            *(answer_llm[n] for n in ("llm_model", "llm_layers")),
             Knob("retriever", "func_substitute", (0, 1, 2), 0, dynamic=True, thresholds=1,
                  range=(0, 100), loc=here),
-            *(answer_llm[n] for n in ("llm_answer", "llm_vocab", "llm_model", "llm_layers")),
             Knob("triage_prompt", "func_substitute", (0, 1), 0, loc=here),
             Knob("triage_model", "func_substitute", (0, 1), 0, loc=here),
             *self.cluster_space.knobs)
