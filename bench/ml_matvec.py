@@ -35,6 +35,7 @@ from ml_decode import TILE, measure_bandwidth
 from rich.console import Console
 from rich.table import Table
 
+from approxcc.ml.packed import Packed, pack
 from workloads.models.iree_decode import (
     MODE_FLAGS,
     compile_mlir,
@@ -60,6 +61,8 @@ FORMATS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "w8a8": lambda p: quantize_int8(p, activations="int8"),
     "w8a16": lambda p: quantize_int8(p, activations="int16"),
     "int4": lambda p: quantize_int4(p, group=32),
+    **{f"tiles-{fmt}": lambda p, fmt=fmt: {"w": pack(p["w"], fmt)}
+       for fmt in ("f32", "bf16", "f16", "int8", "int4-g32", "int4-g128", "int4-g640")},
 }
 MNEMONIC = re.compile(r"^\s+([a-z][a-z0-9]*)\b", re.M)
 FUNCTION = re.compile(r"^main_dispatch\w*:\s*$(.*?)^\.Lfunc_end", re.M | re.S)
@@ -67,9 +70,10 @@ FUNCTION = re.compile(r"^main_dispatch\w*:\s*$(.*?)^\.Lfunc_end", re.M | re.S)
 
 def build(w: Weight, x: np.ndarray, name: str, dump: Path | None) -> tuple[Any, int]:
     """The compiled product ``x @ w.T`` (an IREE function) and the bytes of its weights."""
-    mode = decode_mode({"w": w})
+    mode = "reduce" if isinstance(w, Packed) else decode_mode({"w": w})
     leaves = [np.asarray(a) for a in jax.tree_util.tree_leaves(w)]
-    mlir = as_parameters(export_mlir(lambda w, x: linear(x, w), w, x, mode=mode), len(leaves))
+    product = (lambda w, x: w.matvec(x)) if isinstance(w, Packed) else (lambda w, x: linear(x, w))
+    mlir = as_parameters(export_mlir(product, w, x, mode=mode), len(leaves))
     flags = MODE_FLAGS[mode]
     compiled = compile_mlir(mlir, f"matvec-{name}-{x.shape[1]}", flags).vmfb
     if dump:

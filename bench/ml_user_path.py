@@ -10,15 +10,17 @@ model code in workloads/models; a rebuild recompiles only what changed), then, i
 phases (runners freed in between):
 
 - decode, ms/token: greedy decoding from one prompt, every runner one step in turn
-  (interleaved, the order rotating from step to step): `approxcc weights=<label>` for
-  each value of the decode step's knob (the first is exact; the cache kept on the device,
-  `on_device`), `jax.jit` of the same
+  (interleaved, the order rotating from step to step): `approxcc exact`, then
+  `approxcc <knob>=<label>` for each other value of each of the decode step's knobs (the
+  others exact; the cache kept on the device, `on_device`), each beside its floor (the
+  bytes of its variant's weights over numpy's one-pass bandwidth measured in the same
+  run) and the share of it reached, `jax.jit` of the same
   decorated step (weights as device arrays), and workloads' `IreeRunner` (f32, its own
   compile of the model, the prompt through decode steps like the others);
 - prefill, tokens/s at PREFILL_LEN tokens: a prompt of that many tokens through the
   prefill step (all tokens but the last written into the cache) and one decode step (the
-  last token's logits), `approxcc prefill_weights=<label>` for each value of the prefill
-  knob against `jax.jit`, interleaved per repeat (the order rotating).
+  last token's logits), `approxcc exact` and `approxcc prefill_weights=<label>` for each
+  other value of the prefill knob against `jax.jit`, interleaved per repeat (the order rotating).
 
 Figures are medians over every generated token (decode) or repeat (prefill), each runner's
 ratio to approxcc exact; "same tokens" compares each runner's tokens with it. The machine is
@@ -30,6 +32,8 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib.util
+import json
+import math
 import os
 import statistics
 import subprocess
@@ -37,11 +41,13 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
+from ml_decode import measure_bandwidth
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "ml"
@@ -101,21 +107,38 @@ class RunnerStep:
         return np.asarray(self.runner.decode(token, pos)).reshape(-1)
 
 
-def knob_values(fn: Any) -> list[tuple[str, int]]:
-    """(label, config value) of the function's one knob, the exact value first."""
-    knob = fn.knobs[0]
-    ordered = [knob["exact"], *(v for v in knob["domain"] if v != knob["exact"])]
-    return [(knob["values"][knob["domain"].index(v)], v) for v in ordered]
+def knob_values(fn: Any) -> list[tuple[str, dict[str, int]]]:
+    """("knob=label", the configuration setting it) for each value of each of the
+    function's knobs, the others exact: the exact configuration first, as "exact"."""
+    out = [("exact", {})]
+    for knob in fn.knobs:
+        out += [(f"{knob['name']}={knob['values'][knob['domain'].index(v)]}", {knob["name"]: v})
+                for v in knob["domain"] if v != knob["exact"]]
+    return out
 
 
 def programs(manifest: Path, fn_name: str) -> dict[str, Any]:
-    """`approxcc <knob>=<label>` -> a program configured with that value of `fn`'s knob."""
+    """`approxcc <knob>=<label>` -> a program configured with that value of one of `fn`'s
+    knobs."""
     from approxcc.ml.runtime import load
 
     fn = load(manifest).functions[fn_name]
-    name = fn.knobs[0]["name"]
-    return {f"approxcc {name}={label}": load(manifest, config={
-        "approxcc": "1", "knobs": {name: {"value": value}}}) for label, value in knob_values(fn)}
+    return {f"approxcc {label}": load(manifest, config={
+        "approxcc": "1", "knobs": {k: {"value": v} for k, v in choice.items()}})
+        for label, choice in knob_values(fn)}
+
+
+def weight_bytes(manifest: Path, fn_name: str) -> dict[str, int]:
+    """`approxcc <knob>=<label>` -> the bytes of the weights its variant stores (all of
+    them are read by a decode step: the tied embedding is the output head)."""
+    data = json.loads(manifest.read_text())["functions"][fn_name]
+    out = {}
+    for label, choice in knob_values(SimpleNamespace(knobs=data["knobs"])):
+        full = {k["name"]: choice.get(k["name"], k["exact"]) for k in data["knobs"]}
+        variant = next(v for v in data["variants"] if v["choice"] == full)
+        out[f"approxcc {label}"] = sum(math.prod(a["shape"]) * jnp.dtype(a["dtype"]).itemsize
+                                       for a in variant["weight_args"])
+    return out
 
 
 def decode_runners(example: ModuleType, manifest: Path) -> dict[str, Any]:
@@ -199,14 +222,18 @@ def interleaved_prefill(runs: dict[str, Prefill], ids: list[int], repeats: int
 
 
 def report(title: str, medians: dict[str, float], same: dict[str, str], unit: str,
-           per_second: float = 0.0) -> None:
-    """One line a runner: its median, its ratio to the first (approxcc exact)."""
+           per_second: float = 0.0, floors: dict[str, float] | None = None) -> None:
+    """One line a runner: its median, its ratio to the first (approxcc exact), and where
+    `floors` has it the floor (seconds) and the share of it reached."""
     print(title)
     first = next(iter(medians))
     for name, s in medians.items():
         figure = f"{per_second / s:8.1f} tokens/s" if per_second else f"{s * 1000:8.1f} {unit}"
         speed = medians[first] / s
-        print(f"  {name:32s} {figure}  {speed:5.2f}x the speed of {first}  {same[name]}")
+        floor = (f"  floor {floors[name] * 1000:5.1f} ms ({floors[name] / s:4.0%})"
+                 if floors and name in floors else "")
+        print(f"  {name:32s} {figure}  {speed:5.2f}x the speed of {first}{floor}  "
+              f"{same[name]}")
 
 
 def main() -> None:
@@ -226,12 +253,15 @@ def main() -> None:
         times, outputs = interleaved_decode(steps, tok.encode(PROMPT), args.tokens,
                                             args.repeats)
         first = outputs[next(iter(steps))]
+        bandwidth = measure_bandwidth()
         report(f"{model} decode: {args.tokens} tokens x {args.repeats} repeats, interleaved, "
-               f"load average {os.getloadavg()[0]:.1f} ({os.cpu_count()} CPUs)",
+               f"load average {os.getloadavg()[0]:.1f} ({os.cpu_count()} CPUs); floor: the "
+               f"variant's weight bytes over numpy's one pass, {bandwidth:.1f} GB/s",
                {name: statistics.median(t) for name, t in times.items()},
                {name: f"same tokens: {sum(a == b for a, b in zip(out, first, strict=True))}/"
                       f"{args.tokens} {tok.decode(out)!r}" for name, out in outputs.items()},
-               "ms/token")
+               "ms/token", floors={name: size / bandwidth / 1e9 for name, size
+                                   in weight_bytes(manifest, "decode_step").items()})
         del steps
         gc.collect()
 

@@ -20,6 +20,7 @@ from conftest import run_approxcc
 from approxcc import AnnotationError, approx
 from approxcc.diagnostics import CompileError
 from approxcc.ml.build import Manifest, build_model
+from approxcc.ml.packed import pack
 from approxcc.ml.program import load_program
 from approxcc.ml.runtime import Program, load
 from approxcc.ml.transforms import exact_value, make_variant
@@ -148,13 +149,61 @@ def test_transform_semantics(gallery: tuple[ModuleType, Manifest]) -> None:
         v = v @ g.POWER_PARAMS["a"]
         v = v / np.linalg.norm(v, axis=-1, keepdims=True)
     np.testing.assert_allclose(prog.power_iteration(x), v, rtol=1e-4, atol=1e-5)
-    # quantised weights really are stored as int8 (int4: packed pairs) in the variant
+    # quantised weights really are stored as int8 (int4: packed pairs) in the variant, in
+    # tiles of 32 output rows (w1 (64, 128) in `x @ w1`: 128 outputs of 64 inputs)
     quant = manifest.functions["mlp_quant"]
     dtypes = {v["choice"]["quant"]: [a["dtype"] for a in v["weight_args"]]
               for v in quant["variants"]}
     assert dtypes[0] == ["float32"] * 3 and dtypes[2].count("int8") == 2
-    w1 = next(a for a in quant["variants"][2]["weight_args"] if a["dtype"] == "int8")
-    assert w1["shape"] in ([32, 128], [64, 64])                 # 64 rows packed in pairs
+    w1 = [next(a for a in quant["variants"][i]["weight_args"] if a["dtype"] == "int8")
+          for i in (1, 2)]
+    assert [a["shape"] for a in w1] == [[4, 64, 32], [2, 64, 32]]   # int4: two tiles a byte
+
+
+@pytest.mark.parametrize("fmt,error", [("f32", 0), ("bf16", 4e-3), ("f16", 5e-4),
+                                       ("int8", 8e-3), ("int4-g32", 0.15)])
+def test_packed_tiles_are_their_weight(fmt: str, error: float) -> None:
+    """A weight in tiles: its matvec, its rows and its dense value agree, as `M` and `M.T`."""
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((128, 64)).astype(np.float32)
+    x = rng.standard_normal((3, 64)).astype(np.float32)
+    p = pack(w, fmt)
+    dense = np.asarray(p.dense())
+    assert np.abs(dense - w).max() <= error * np.abs(w).max()
+    np.testing.assert_allclose(np.asarray(p.matvec(x)), x @ dense.T, rtol=1e-5, atol=1e-4)
+    rows = np.array([0, 5, 33, 70, 127])
+    np.testing.assert_array_equal(np.asarray(p.take_rows(rows)), dense[rows])
+    np.testing.assert_array_equal(np.asarray(pack(w.T, fmt, transposed=True).dense()), dense.T)
+
+
+@pytest.mark.parametrize("choice", [{"p": 1, "q": 0}, {"p": 2, "q": 0}, {"p": 0, "q": 1},
+                                    {"p": 0, "q": 2}])
+def test_narrow_weights_are_widened_inside_the_matvec(choice: dict[str, int]) -> None:
+    """A decode-like step (a row lookup, products with `W` and `W.T`, the embedding as the
+    output head) under bf16, f16, int8, int4-g32: weights stored in tiles, no `dot_general`
+    left (each product multiplies the narrow codes), outputs close to exact."""
+    @approx.knob("p", transform="precision", values=["f32", "bf16", "f16"])
+    @approx.knob("q", transform="quantize", values=["none", "int8", "int4-g32"])
+    def step(params: dict[str, Any], token: jax.Array) -> jax.Array:
+        x = params["embed"][token]
+        h = jax.lax.dot_general(x.astype(params["up"].dtype), params["up"],
+                                (((1,), (1,)), ((), ())), preferred_element_type=np.float32)
+        x = x + jax.nn.gelu(h) @ params["down"]
+        return jax.lax.dot_general(x, params["embed"], (((1,), (1,)), ((), ())),
+                                   preferred_element_type=np.float32)
+
+    rng = np.random.default_rng(1)
+    params = {"embed": rng.standard_normal((256, 64)).astype(np.float32),
+              "up": rng.standard_normal((128, 64)).astype(np.float32) / 8,
+              "down": rng.standard_normal((128, 64)).astype(np.float32) / 8}
+    token = np.array([7], np.int32)
+    variant = make_variant(step.__approx__, params, (token,), choice)
+    assert all(a.ndim == 3 and a.shape[-1] == 32 for a in variant.stored if a.ndim > 1)
+    assert "dot_general" not in jax.jit(variant.fn).lower(variant.stored, token).as_text()
+    exact = make_variant(step.__approx__, params, (token,), {"p": 0, "q": 0})
+    want = np.asarray(exact.fn(exact.stored, token))
+    got = np.asarray(jax.jit(variant.fn)(variant.stored, token))
+    assert np.abs(got - want).max() <= 0.2 * np.abs(want).max()
 
 
 def test_knob_without_an_exact_value() -> None:

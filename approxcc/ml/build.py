@@ -311,10 +311,13 @@ def _compiler_version(compiler: str) -> str:
 
 
 def _widens_weights(fn: DecoratedFunction, choice: dict[str, int | None]) -> bool:
-    """The variant quantizes weights alone (int8/int4 codes widened inside its matmuls; not
-    w8a8, whose matmuls are int8 x int8)."""
-    return any(k.transform == "quantize" and choice[k.name] is not None
-               and k.label(choice[k.name]) not in ("none", "w8a8") for k in fn.afn.knobs)
+    """The variant stores weights narrow and widens them inside its matmuls: weight-only
+    int8/int4 codes (not w8a8, whose matmuls are int8 x int8), or bf16/f16 tiles
+    (`transforms`: precision without quantization)."""
+    labels = {k.transform: k.label(choice[k.name]) for k in fn.afn.knobs
+              if k.transform in ("quantize", "precision") and choice[k.name] is not None}
+    return labels.get("quantize", "none") not in ("none", "w8a8") or (
+        labels.get("quantize", "none") == "none" and labels.get("precision") in ("bf16", "f16"))
 
 
 def describe(fn: DecoratedFunction, choice: dict[str, int | None]) -> dict[str, Any]:

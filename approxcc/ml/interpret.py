@@ -12,12 +12,18 @@
 - int8 x int8 matmuls (w8a8): a `dot_general` whose right operand is an int8-quantised
   weight (tagged, also through scan consts/xs) and contracts its first axis quantises its
   left operand per row on the fly and multiplies in integer (int32 accumulation).
+- narrow weights in tiles (`packed.Packed`: bf16, f16, int8, int4 groups): a `dot_general`
+  whose right operand is one, contracting its input axis, with fewer than `MATVEC_ROWS`
+  rows on the left (a decode step's matvec) becomes `Packed.matvec` (the codes widened
+  inside the product); a row lookup (`w[tokens]`: `gather`/`dynamic_slice` of whole rows)
+  reads the rows from the tiles; any other use sees the dequantized weight.
 
 Everything else is bound as traced, so an untouched function computes what it computed.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +32,13 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 from jax.extend import core
+
+from approxcc.ml.packed import Packed
+
+# Left-operand rows below which a product over a packed weight is a matvec (the decode
+# step; a prefill's matrix-matrix products use the dequantized weight instead).
+MATVEC_ROWS = 32
+Tag = Any   # QTensor | Packed | None
 
 
 @dataclass(frozen=True)
@@ -49,8 +62,7 @@ class Options:
 
 
 def retrace(fn: Callable[..., Any], opts: Options,
-            tags: Callable[[list[Any]], list[QTensor | None]] | None = None
-            ) -> Callable[..., Any]:
+            tags: Callable[[list[Any]], list[Tag]] | None = None) -> Callable[..., Any]:
     """`fn` re-traced through the interpreter. `tags(flat_args)` names the flat arguments
     that are quantised weights."""
     def run(*args: Any) -> Any:
@@ -63,14 +75,14 @@ def retrace(fn: Callable[..., Any], opts: Options,
 
 
 def _eval(jaxpr: core.Jaxpr, consts: Sequence[Any], args: Sequence[Any],
-          arg_tags: Sequence[QTensor | None], opts: Options, depth: int) -> list[Any]:
+          arg_tags: Sequence[Tag], opts: Options, depth: int) -> list[Any]:
     env: dict[core.Var, Any] = {}
-    tags: dict[core.Var, QTensor] = {}
+    tags: dict[core.Var, Tag] = {}
 
     def read(v: Any) -> Any:
         return v.val if isinstance(v, core.Literal) else env[v]
 
-    def tag_of(v: Any) -> QTensor | None:
+    def tag_of(v: Any) -> Tag:
         return None if isinstance(v, core.Literal) else tags.get(v)
 
     env.update(zip(jaxpr.constvars, consts, strict=True))
@@ -88,7 +100,13 @@ def _eval(jaxpr: core.Jaxpr, consts: Sequence[Any], args: Sequence[Any],
             outs = _eval(inner.jaxpr, inner.consts, invals, intags, opts, depth)
         elif name == "scan":
             outs = _scan(eqn, invals, intags, opts, depth)
-        elif name == "dot_general" and opts.w8a8 and intags[1] is not None \
+        elif name == "dot_general" and isinstance(intags[1], Packed) \
+                and _matvec_applies(eqn, invals, intags[1]):
+            outs = [_packed_dot(eqn, invals[0], intags[1])]
+        elif name in ("gather", "dynamic_slice") and isinstance(intags[0], Packed) \
+                and (rows := _row_lookup(eqn, invals, intags[0])) is not None:
+            outs = [rows]
+        elif name == "dot_general" and opts.w8a8 and isinstance(intags[1], QTensor) \
                 and _int8_dot_applies(eqn, invals):
             outs = [_int8_dot(eqn, invals[0], intags[1])]
         elif name == "dot_general" and opts.wide_accumulate and _narrow(eqn):
@@ -109,7 +127,7 @@ def _eval(jaxpr: core.Jaxpr, consts: Sequence[Any], args: Sequence[Any],
     return [read(v) for v in jaxpr.outvars]
 
 
-def _scan(eqn: core.JaxprEqn, invals: list[Any], intags: list[QTensor | None],
+def _scan(eqn: core.JaxprEqn, invals: list[Any], intags: list[Tag],
           opts: Options, depth: int) -> list[Any]:
     p = eqn.params
     body = p["jaxpr"]
@@ -122,18 +140,23 @@ def _scan(eqn: core.JaxprEqn, invals: list[Any], intags: list[QTensor | None],
     init = [jnp.asarray(x, a.dtype) for x, a in zip(invals[n_consts:n_consts + n_carry],
                                                      carry_avals, strict=True)]
     xs, xs_tags = invals[n_consts + n_carry:], intags[n_consts + n_carry:]
-    # A tagged xs travels as its (q, scale) pair, sliced per iteration like any xs.
-    packed = [(t.q, t.scale) if t is not None else x for x, t in zip(xs, xs_tags, strict=True)]
+    # A tagged xs travels as its arrays, sliced per iteration like any xs.
+    packed = [x if t is None else (t.q, t.scale) if isinstance(t, QTensor) else t
+              for x, t in zip(xs, xs_tags, strict=True)]
     if v > 1:
         packed = jax.tree.map(lambda a: a[::v], packed)
     steps = -(-length // v)
 
     def step(carry: list[Any], x: list[Any]) -> tuple[list[Any], list[Any]]:
         x_vals, x_tags = [], []
-        for item, tag in zip(x, xs_tags, strict=True):
+        for item, tag, var in zip(x, xs_tags, body.jaxpr.invars[n_consts + n_carry:],
+                                  strict=True):
             if tag is None:
                 x_vals.append(item)
                 x_tags.append(None)
+            elif isinstance(tag, Packed):
+                x_vals.append(item.dense().astype(var.aval.dtype))
+                x_tags.append(item)
             else:
                 qt = QTensor(*item, tag.dtype)
                 x_vals.append(qt.dequantize())
@@ -181,3 +204,77 @@ def _wide_dot(eqn: core.JaxprEqn, invals: list[Any]) -> Any:
     with eqn.ctx.manager:
         acc = eqn.primitive.bind(*invals, **params)
     return acc.astype(eqn.outvars[0].aval.dtype)
+
+
+def _matvec_applies(eqn: core.JaxprEqn, invals: list[Any], w: Packed) -> bool:
+    """A product of few rows with the packed weight on the right, contracting its input
+    axis (its last, or its first when the weight is `M.T`), no batch axes."""
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    lhs, rhs = invals
+    rows = math.prod(d for i, d in enumerate(jnp.shape(lhs)) if i not in lc)
+    return (not lb and not rb and jnp.ndim(rhs) == 2 and len(rc) == 1
+            and rc[0] == (0 if w.transposed else 1) and rows < MATVEC_ROWS)
+
+
+def _packed_dot(eqn: core.JaxprEqn, lhs: Any, w: Packed) -> Any:
+    (lc, _), _ = eqn.params["dimension_numbers"]
+    x = jnp.moveaxis(jnp.asarray(lhs), lc[0], -1).astype(jnp.float32)
+    return w.matvec(x).astype(eqn.outvars[0].aval.dtype)
+
+
+def _row_lookup(eqn: core.JaxprEqn, invals: list[Any], w: Packed) -> Any | None:
+    """Whole rows of the (untransposed, 2-D) packed weight, `M[idx]`: `dynamic_slice`
+    of one row or `gather` of rows along axis 0; None for any other indexing."""
+    out = eqn.outvars[0].aval
+    if w.transposed or jnp.ndim(invals[0]) != 2:
+        return None
+    inner = jnp.shape(invals[0])[1]
+    if eqn.primitive.name == "dynamic_slice":
+        if tuple(eqn.params["slice_sizes"]) != (1, inner):   # (the column start clamps to 0)
+            return None
+        return w.take_rows(jnp.reshape(invals[1], (1,))).astype(out.dtype)
+    dims = eqn.params["dimension_numbers"]
+    if (tuple(dims.offset_dims), tuple(dims.collapsed_slice_dims), tuple(dims.start_index_map),
+            tuple(eqn.params["slice_sizes"])) != ((jnp.ndim(invals[1]) - 1,), (0,), (0,),
+                                                  (1, inner)) \
+            or dims.operand_batching_dims or jnp.shape(invals[1])[-1] != 1:
+        return None
+    return w.take_rows(jnp.asarray(invals[1])[..., 0]).astype(out.dtype)
+
+
+
+def contraction_axes(fn: Callable[..., Any], args: Sequence[Any], n_weights: int
+                     ) -> list[int | None]:
+    """Per flat weight (the first `n_weights` flat arguments of `fn(*args)`): the axis
+    (-1 or -2) that every `dot_general` taking it as its 2-D right operand contracts
+    (following it through jit calls, dtype conversions and scans, whose xs lose their
+    leading axis), or None when none does or uses disagree."""
+    closed = jax.make_jaxpr(fn)(*args)
+    found: dict[int, set[int | None]] = {}
+
+    def walk(jaxpr: core.Jaxpr, origin: dict[core.Var, int]) -> None:
+        for eqn in jaxpr.eqns:
+            ins = [None if isinstance(v, core.Literal) else origin.get(v) for v in eqn.invars]
+            name = eqn.primitive.name
+            if name in ("jit", "pjit"):
+                inner = eqn.params["jaxpr"].jaxpr
+                walk(inner, {v: o for v, o in zip(inner.invars, ins, strict=True)
+                             if o is not None})
+            elif name == "scan":
+                inner = eqn.params["jaxpr"].jaxpr
+                walk(inner, {v: o for v, o in zip(inner.invars, ins, strict=True)
+                             if o is not None})
+            elif name == "convert_element_type" and ins[0] is not None:
+                origin[eqn.outvars[0]] = ins[0]
+            elif name == "dot_general":
+                (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+                if ins[0] is not None:
+                    found.setdefault(ins[0], set()).add(None)
+                if ins[1] is not None:
+                    two_d = eqn.invars[1].aval.ndim == 2 and len(rc) == 1 and not rb
+                    found.setdefault(ins[1], set()).add(rc[0] - 2 if two_d else None)
+
+    top = closed.jaxpr
+    walk(top, {v: i for i, v in enumerate(top.invars[:n_weights])})
+    return [axes.pop() if len(axes := found.get(i, set())) == 1 else None
+            for i in range(n_weights)]

@@ -12,13 +12,18 @@ per-call arguments. Transforms compose in a fixed order, whatever the decorator 
 3. `loop_perforate` v: outermost `lax.scan`/`lax.fori_loop` loops run ceil(n/v) iterations
    (see `interpret.py` for the exact meaning).
 4. `quantize` + `precision`: float weight matrices (ndim >= 2 not counting the layer axis
-   of stacked layers; quantised over axis -2, the contraction axis of `x @ W`) are stored
-   as int8 (`int8`: per output channel, `int8-gN`: groups of N rows) or packed int4 pairs
-   (`int4`, `int4-gN`) with float32 scales and dequantised inside the variant; `w8a8`
-   stores int8 per channel and runs matmuls in integer with activations quantised per row
-   on the fly. Other float weights and float inputs are cast to the compute dtype
-   (`f32`/`bf16`/`f16`), matmuls in bf16/f16 accumulate in float32; float outputs are
-   cast back to the exact function's dtypes.
+   of stacked layers) are stored as int8 (`int8`: per output channel, `int8-gN`: groups of
+   N rows) or packed int4 pairs (`int4`, `int4-gN`) with float32 scales and dequantised
+   inside the variant; `w8a8` stores int8 per channel and runs matmuls in integer with
+   activations quantised per row on the fly. Other float weights and float inputs are cast
+   to the compute dtype (`f32`/`bf16`/`f16`), matmuls in bf16/f16 accumulate in float32;
+   float outputs are cast back to the exact function's dtypes.
+   A matrix that the function multiplies as the right operand of a `dot_general`
+   (`interpret.contraction_axes`) is quantised over that contraction axis and stored in
+   tiles of 32 output rows (`packed.Packed`: `int8`, `int4-gN`, `int4` as one group a row,
+   or, under `bf16`/`f16` precision without quantisation, the narrow float): a decode
+   step's matvec over it widens the codes in registers (`interpret`). Other matrices are
+   quantised over axis -2 (the contraction axis of `x @ W`) and dequantised whole.
 """
 
 from __future__ import annotations
@@ -34,7 +39,8 @@ from jax import lax
 
 from approxcc import registry
 from approxcc.ml.approx import ApproxFunction, Knob, Model
-from approxcc.ml.interpret import Options, QTensor, retrace
+from approxcc.ml.interpret import Options, QTensor, contraction_axes, retrace
+from approxcc.ml.packed import Packed, pack, packable
 from approxcc.transforms.quantize import QUANT_SCHEME
 
 _DTYPES = {"f32": jnp.float32, "bf16": jnp.bfloat16, "f16": jnp.float16}
@@ -73,6 +79,21 @@ class _Quant:
         qg = q.reshape(*lead, groups, k // groups, n).astype(self.dtype)
         value = (qg * scale[..., :, None, :].astype(self.dtype)).reshape(q.shape)
         return value, (QTensor(q, scale, self.dtype) if self.tagged else None)
+
+
+@dataclass(frozen=True)
+class _Tiles:
+    fmt: str
+    transposed: bool
+    scaled: bool        # stores a scale array after the codes
+    dtype: Any          # what the function sees: the dequantized weight in this dtype
+
+    def arity(self) -> int:
+        return 1 + self.scaled
+
+    def decode(self, arrays: Sequence[Any]) -> tuple[Any, Packed]:
+        w = Packed(arrays[0], arrays[1] if self.scaled else None, self.fmt, self.transposed)
+        return w.dense().astype(self.dtype), w
 
 
 def exact_choice(afn: ApproxFunction, weights: Any) -> dict[str, int | None]:
@@ -114,13 +135,13 @@ def make_variant(afn: ApproxFunction, weights: Any, inputs: Sequence[Any],
     compute = None if knob is None or label is None else jnp.dtype(_DTYPES[label])
     knob, label = labels.get("quantize", (None, None))
     scheme = None if knob is None or label is None or label == "none" else label
-    variant = _numerics(fn, w, compute, scheme, exact_out)
+    variant = _numerics(fn, w, inputs, compute, scheme, exact_out)
     _check_outputs(afn, choice, variant, inputs, exact_out)
     return variant
 
 
-def _numerics(fn: Callable[..., Any], weights: Any, compute: Any, scheme: str | None,
-              exact_out: Any) -> Variant:
+def _numerics(fn: Callable[..., Any], weights: Any, inputs: Sequence[Any], compute: Any,
+              scheme: str | None, exact_out: Any) -> Variant:
     leaves, treedef = jax.tree.flatten(weights)
     bits, group, w8a8 = 0, None, scheme == "w8a8"
     if scheme is not None:
@@ -128,13 +149,23 @@ def _numerics(fn: Callable[..., Any], weights: Any, compute: Any, scheme: str | 
         assert m is not None  # checked by the decorator
         bits = 8 if w8a8 else int(m["bits"])
         group = None if w8a8 or m["group"] is None else int(m["group"])
-    codecs: list[_Plain | _Quant] = []
+    codecs: list[_Plain | _Quant | _Tiles] = []
     stored: list[np.ndarray] = []
-    for leaf, layer_axis in zip(leaves, _layer_axes(weights), strict=True):
+    narrow = compute is not None and compute in (jnp.bfloat16, jnp.float16)
+    tiled = _tile_format(bits, group, w8a8, compute)
+    axes = contraction_axes(fn, (weights, *inputs), len(leaves)) if tiled else \
+        [None] * len(leaves)
+    for leaf, layer_axis, axis in zip(leaves, _layer_axes(weights), axes, strict=True):
         a = np.asarray(leaf)
         is_float = np.issubdtype(a.dtype, np.floating) or a.dtype == jnp.bfloat16
         dtype = compute if compute is not None and is_float else a.dtype
-        if bits and is_float and _quantizable(a.shape, layer_axis, bits, group):
+        fmt = tiled and (f"int4-g{a.shape[axis]}" if tiled == "int4" else tiled)
+        if fmt and is_float and axis is not None and a.ndim - layer_axis == 2 \
+                and packable(a.shape, fmt, axis == -2):
+            p = pack(a, fmt, transposed=axis == -2)
+            codecs.append(_Tiles(fmt, axis == -2, p.scale is not None, jnp.dtype(dtype)))
+            stored += [p.codes] if p.scale is None else [p.codes, p.scale]
+        elif bits and is_float and _quantizable(a.shape, layer_axis, bits, group):
             q, scale = _quantize(a, bits, group)
             codecs.append(_Quant(bits, jnp.dtype(dtype), w8a8))
             stored += [q, scale]
@@ -142,7 +173,7 @@ def _numerics(fn: Callable[..., Any], weights: Any, compute: Any, scheme: str | 
             codecs.append(_Plain())
             stored.append(a.astype(dtype))
 
-    narrow = compute is not None and compute in (jnp.bfloat16, jnp.float16)
+    packed = any(isinstance(c, _Tiles) for c in codecs)
 
     def variant(stored: Sequence[Any], *inputs: Any) -> Any:
         it = iter(stored)
@@ -155,7 +186,7 @@ def _numerics(fn: Callable[..., Any], weights: Any, compute: Any, scheme: str | 
         if compute is not None:
             inputs = tuple(x.astype(compute) if jnp.issubdtype(x.dtype, jnp.floating) else x
                            for x in map(jnp.asarray, inputs))
-        if w8a8 or narrow:
+        if w8a8 or narrow or packed:
             out = retrace(fn, Options(w8a8=w8a8, wide_accumulate=narrow),
                           lambda flat: tags + [None] * (len(flat) - len(tags)))(w, *inputs)
         else:
@@ -163,6 +194,19 @@ def _numerics(fn: Callable[..., Any], weights: Any, compute: Any, scheme: str | 
         return jax.tree.map(lambda o, ref: jnp.asarray(o).astype(ref.dtype), out, exact_out)
 
     return Variant(variant, stored)
+
+
+def _tile_format(bits: int, group: int | None, w8a8: bool, compute: Any) -> str | None:
+    """The `packed` format of weight matrices multiplied by the function, if any ("int4":
+    one group a row)."""
+    if w8a8:
+        return None
+    if bits == 8:
+        return "int8" if group is None else None
+    if bits == 4:
+        return "int4" if group is None else f"int4-g{group}"
+    return {jnp.dtype(jnp.bfloat16): "bf16", jnp.dtype(jnp.float16): "f16"}.get(
+        None if compute is None else jnp.dtype(compute))
 
 
 def _layer_axes(weights: Any) -> list[int]:

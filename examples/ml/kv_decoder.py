@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from workloads.models import DecoderModel, load_model
@@ -39,7 +40,10 @@ class KVDecoder:
     cache: tuple[np.ndarray, ...]    # the empty cache: keys of every layer, then values
 
     def _split(self, cache: tuple[Any, ...]) -> dict[str, list[Any]]:
+        """Keys and values, float32 whatever the variant's compute dtype (a `precision`
+        variant casts its float inputs; the model writes float32 keys and values)."""
         n = len(cache) // 2
+        cache = tuple(jnp.asarray(c, self.cache[0].dtype) for c in cache)
         return {"k": list(cache[:n]), "v": list(cache[n:])}
 
     def decode(self, params: Any, token: jax.Array, pos: jax.Array,
