@@ -378,3 +378,33 @@ def test_a_confirmation_pair_reruns_short_runs_and_keeps_their_median(
     assert (app.runs[None], app.runs["config"]) == runs
     assert e.time == exact
     assert c.time == (config if runs[1] > 1 else config * 10)
+
+
+class EdgeSafe(Synthetic):
+    """One dynamic knob over items whose states are 0..99: skipping an item is safe only when
+    its state is below 5, and those items are the costly ones (10 time units, others 1)."""
+
+    def knob_space(self) -> KnobSpace:
+        return KnobSpace((Knob("skip", "task_skipping", (0, 1), 0, dynamic=True, thresholds=1,
+                               range=(0, 100)),))
+
+    def run(self, input: str, config_path: Path | None, workdir: Path,
+            timeout: float) -> RunResult:
+        from approxcc.system.pipeline import decide
+
+        knobs = json.loads(config_path.read_text())["knobs"] if config_path else {}
+        entry = knobs.get("skip", {"value": 0})
+        kept = [s for s in range(100) if not decide(entry, s)]
+        wrong = sum(s >= 5 for s in range(100) if s not in kept)
+        out = f"{100 - wrong * 10}\n"
+        return RunResult(out, sum(10 if s < 5 else 1 for s in kept), 0.0, True)
+
+
+def test_a_dynamic_search_starts_from_the_edges_of_each_state_range(tmp_path: Path) -> None:
+    # the safe states are 5% of the range: 12 evaluations of thresholds drawn over the whole
+    # range would seldom find them; a threshold seed at 5% of the range is the answer
+    out = tmp_path / "t"
+    tune(EdgeSafe(), TuneOptions([0.03], out, max_evals=12, mode="dynamic", confirm_repeats=0),
+         reporter=lambda db, run_id: report(db, db.run(run_id), out, Console(quiet=True)))
+    pick = json.loads((out / "3pct.json").read_text())
+    assert pick["knobs"]["skip"] == {"thresholds": [5], "decisions": [1, 0]}

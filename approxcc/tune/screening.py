@@ -5,14 +5,21 @@ already breaks a budget, or that fails alone, is pruned from that budget's space
 search where the other knobs only add error, it cannot be part of a good configuration.
 A dynamic knob keeps all its values in a dynamic search: screened everywhere, a value can
 break the budget and still be right on the leaves where the runtime state says it is safe.
+
+A dynamic search also starts from *threshold seeds*: each dynamic knob alone, approximate
+only where its state is near one end of its range. The states where an approximation is
+safe are often a small share of the range (a query term that carries 3% of the query's
+weight, a retrieval that is 95% sure), which a search drawing thresholds over the whole
+range seldom reaches within its time.
 """
 
 from __future__ import annotations
 
 from approxcc.tune.db import Evaluation
-from approxcc.tune.space import KnobConfig, KnobSpace, canonical
+from approxcc.tune.space import Knob, KnobConfig, KnobSpace, canonical
 
 MAX_VALUES = 8   # per knob; larger domains are sampled evenly (both ends kept)
+EDGE_SHARES = (0.05, 0.25)   # threshold seeds: approximate on this share of the state's range
 
 
 def screening_configs(space: KnobSpace) -> list[KnobConfig]:
@@ -63,3 +70,39 @@ def seeds(space: KnobSpace, results: list[Evaluation], budget: float) -> list[Kn
         combined[name] = {"value": value}
     out = [canonical(combined)] if good else []
     return out + [e.config for e in good if e.config not in out]
+
+
+def threshold_seeds(space: KnobSpace) -> list[KnobConfig]:
+    """Per dynamic knob, its mildest approximate value (next to the exact one) on the states
+    within each of `EDGE_SHARES` of either end of its range, exact elsewhere; the knobs
+    interleaved, narrowest share first, so that a short search sees every knob."""
+    out = []
+    for share in EDGE_SHARES:
+        for low_end in (True, False):
+            for k in space.knobs:
+                if not k.dynamic or k.exact is None or len(k.values) < 2:
+                    continue
+                i = k.values.index(k.exact)
+                mild = k.values[i + 1] if i + 1 < len(k.values) else k.values[i - 1]
+                out.append(canonical(space.exact_config() |
+                                     {k.name: _edge(k, share, low_end, mild, k.exact)}))
+    return out
+
+
+def _edge(k: Knob, share: float, low_end: bool, value: int,
+          exact: int) -> dict[str, list[int | float]]:
+    """A decision tree: `value` on the states within `share` of the range's low (or high)
+    end, the exact value on the rest (extra thresholds right next to the first)."""
+    lo, hi = k.range
+    n = k.thresholds
+    cut = lo + share * (hi - lo) if low_end else hi - share * (hi - lo)
+    if k.float_state:
+        step = (hi - lo) * 1e-6
+        thresholds: list[int | float] = [cut + i * step if low_end else cut - (n - 1 - i) * step
+                                         for i in range(n)]
+    else:
+        first = max(lo + 1, min(round(cut), hi - n + 1)) if low_end else \
+            max(lo + 1, min(round(cut) - n + 1, hi - n + 1))
+        thresholds = [first + i for i in range(n)]
+    decisions = [value] + [exact] * n if low_end else [exact] * n + [value]
+    return {"thresholds": thresholds, "decisions": decisions}

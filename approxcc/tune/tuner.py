@@ -28,7 +28,7 @@ from approxcc.tune.engine import Engine, InProcess, Outcome, Task
 from approxcc.tune.measure import MIN_TIMEOUT, Baseline, Measurement, Pair
 from approxcc.tune.pareto import front
 from approxcc.tune.picks import CANDIDATES, REPEATS, candidates, choose
-from approxcc.tune.screening import pruned_space, screening_configs, seeds
+from approxcc.tune.screening import pruned_space, screening_configs, seeds, threshold_seeds
 from approxcc.tune.search import Search
 from approxcc.tune.space import KnobConfig, KnobSpace, canonical, config_hash
 
@@ -207,8 +207,10 @@ class Tuner:
             self.progress.phase = f"search {budget:.2%} {mode}"
             screened = self.db.evaluations(self.run_id, "tune")
             sub = pruned_space(space, screened, budget, mode) if self.opts.screening else space
-            starts = [self.best_within(budget)] + (seeds(space, screened, budget)
-                                                   if self.opts.screening else [])
+            starts = [self.best_within(budget)]
+            if self.opts.screening:
+                starts += seeds(space, screened, budget)
+                starts += threshold_seeds(space) if mode == "dynamic" else []
             search = Search(sub, mode, budget, seed=self.opts.seed + n,
                             parallelism=self.capacity(),
                             seeds=[s for s in starts if s is not None],
