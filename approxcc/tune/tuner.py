@@ -208,9 +208,8 @@ class Tuner:
             screened = self.db.evaluations(self.run_id, "tune")
             sub = pruned_space(space, screened, budget, mode) if self.opts.screening else space
             starts = [self.best_within(budget)]
-            if self.opts.screening:
-                starts += seeds(space, screened, budget)
-                starts += threshold_seeds(space) if mode == "dynamic" else []
+            starts += seeds(space, screened, budget) if self.opts.screening else []
+            starts += threshold_seeds(space) if mode == "dynamic" else []
             search = Search(sub, mode, budget, seed=self.opts.seed + n,
                             parallelism=self.capacity(),
                             seeds=[s for s in starts if s is not None],
