@@ -35,7 +35,7 @@ from ml_decode import TILE, measure_bandwidth
 from rich.console import Console
 from rich.table import Table
 
-from approxcc.ml.packed import Packed, pack
+from approxcc.ml.packed import Packed, pack, storage_bytes
 from workloads.models.iree_decode import (
     MODE_FLAGS,
     compile_mlir,
@@ -86,6 +86,7 @@ def build(w: Weight, x: np.ndarray, name: str, dump: Path | None) -> tuple[Any, 
                         "-o", str(out / "matvec.vmfb")], check=True)
     config = ireert.Config("local-task")
     context = ireert.SystemContext(config=config)
+    leaves = [storage_bytes(a) for a in leaves]   # int4: two codes a byte
     context.add_vm_module(parameters_module(config.vm_instance, leaves))
     module = ireert.VmModule.mmap(config.vm_instance, str(compiled))
     context.add_vm_module(module)

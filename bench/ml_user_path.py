@@ -128,7 +128,7 @@ def programs(manifest: Path, fn_name: str) -> dict[str, Any]:
         for label, choice in knob_values(fn)}
 
 
-def weight_bytes(manifest: Path, fn_name: str) -> dict[str, int]:
+def weight_bytes(manifest: Path, fn_name: str) -> dict[str, float]:
     """`approxcc <knob>=<label>` -> the bytes of the weights its variant stores (all of
     them are read by a decode step: the tied embedding is the output head)."""
     data = json.loads(manifest.read_text())["functions"][fn_name]
@@ -136,8 +136,10 @@ def weight_bytes(manifest: Path, fn_name: str) -> dict[str, int]:
     for label, choice in knob_values(SimpleNamespace(knobs=data["knobs"])):
         full = {k["name"]: choice.get(k["name"], k["exact"]) for k in data["knobs"]}
         variant = next(v for v in data["variants"] if v["choice"] == full)
-        out[f"approxcc {label}"] = sum(math.prod(a["shape"]) * jnp.dtype(a["dtype"]).itemsize
-                                       for a in variant["weight_args"])
+        out[f"approxcc {label}"] = sum(  # int4: two codes a byte
+            math.prod(a["shape"]) * (0.5 if a["dtype"] == "int4" else
+                                     jnp.dtype(a["dtype"]).itemsize)
+            for a in variant["weight_args"])
     return out
 
 

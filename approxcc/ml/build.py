@@ -426,11 +426,13 @@ def _content_hash(arrays: list[Any]) -> str:
 def _save_weights(out: Path, arrays: list[Any]) -> str:
     import numpy as np
 
+    from approxcc.ml.packed import storage_bytes
+
     rel = f"weights/{_content_hash(arrays)[:12]}.npz"
     if not (out / rel).exists():
-        # bfloat16 has no npz dtype: stored as its bits, the manifest keeps the dtype
-        np.savez(out / rel, *[a.view(np.uint16) if a.dtype.name == "bfloat16" else a
-                              for a in arrays])
+        # bfloat16 has no npz dtype: stored as its bits, int4 two codes a byte (as IREE
+        # reads them); the manifest keeps the dtype
+        np.savez(out / rel, *[storage_bytes(np.asarray(a)) for a in arrays])
     return rel
 
 

@@ -10,11 +10,12 @@ and multiply-adds them into 32 accumulators against the broadcast `x[k]` (AVX2:
 rows it reduces along each row and transposes every tile (slower than float32).
 
 Formats (`FORMATS`): `f32`, `bf16` (the bits as int16, widened as `i32 << 16`), `f16`,
-`int8` (symmetric per output channel, float32 scales), `int4-gG` (symmetric codes -7..7 in
-groups of G inputs with a float32 scale per group and output, GGUF-style blocks; the two
-signed nibbles of a byte are row `j` of two neighbouring tiles, unpacked with shifts, so
-each feeds whole-register multiply-adds).
-IREE's globals take no unsigned types: bf16 bits are int16, nibble pairs int8.
+`int8` (symmetric per output channel, float32 scales), `int4-gG` (symmetric codes -7..7 of
+type `i4` in groups of G inputs with a float32 scale per group and output, GGUF-style
+blocks). IREE's globals take no unsigned types: bf16 bits are int16. An `i4` tensor is
+stored two codes a byte, which llvm-cpu unpacks itself into the same widening contraction as
+int8 (unpacking nibbles by hand with shifts and selects makes it vectorize the sum across
+lanes instead, several times slower than float32).
 """
 
 from __future__ import annotations
@@ -36,8 +37,8 @@ FORMATS = re.compile(r"f32|bf16|f16|int8|int4-g(?P<group>[1-9][0-9]*)")
 @dataclass(frozen=True)
 class Packed:
     """`M` (`(..., out, in)`, leading axes e.g. stacked layers) in tiles of TILE rows:
-    `codes` `(..., out/TILE, in, TILE)`; int4: `(..., out/2TILE, in, TILE)` bytes, whose low
-    nibbles are tile `2p` and high nibbles tile `2p + 1`. `scale` per output row (`int8`:
+    `codes` `(..., out/TILE, in, TILE)` (int4: `ml_dtypes.int4`, two a byte in IREE's
+    buffers: `storage_bytes`). `scale` per output row (`int8`:
     `(..., out)`) or per group and row (`int4-gG`: `(..., out/TILE, in/G, TILE)`), else
     None. `transposed`: the logical weight is `M.T` (`x @ W`, contraction axis -2)."""
 
@@ -54,40 +55,31 @@ class Packed:
 
     @property
     def rows(self) -> int:
-        return self.codes.shape[-3] * TILE * (2 if self.group else 1)
+        return self.codes.shape[-3] * TILE
 
     @property
     def inner(self) -> int:
         return self.codes.shape[-2]
 
     def _widened(self) -> Any:
-        """The tiles as float32 `(..., T, in, TILE)`, integer codes unscaled; int4
-        `(..., T/2, 2, in, TILE)`, the nibble of each tile selected elementwise (a
-        concatenation would be a dispatch of its own writing float32 codes out)."""
+        """The tiles as float32 `(..., T, in, TILE)`, integer codes unscaled."""
         c = jnp.asarray(self.codes)
-        if self.fmt == "bf16":
-            return _bf16_bits(c)
-        if self.group:
-            pair = jnp.broadcast_to(c[..., None, :, :], (*c.shape[:-2], 2, *c.shape[-2:]))
-            upper = lax.broadcasted_iota(jnp.int32, pair.shape, pair.ndim - 3) == 1
-            return jnp.where(upper, pair >> 4, (pair << 4) >> 4).astype(jnp.float32)
-        return c.astype(jnp.float32)
+        return _bf16_bits(c) if self.fmt == "bf16" else c.astype(jnp.float32)
 
     def matvec(self, x: Any) -> Any:
         """`x @ M.T` for `x` `(..., in)` (float32 result; `M` 2-D)."""
-        w = self._widened()
         x = jnp.asarray(x, jnp.float32)
         lead = x.shape[:-1]
         if self.group:
             # Summed within each group, scaled, summed over the groups: two sums (one with
             # the scale inside is no contraction to llvm-cpu, which then adds across lanes)
-            g = self.group
-            w = w.reshape(*w.shape[:-2], self.inner // g, g, TILE)
-            part = jnp.sum(x.reshape(-1, 1, 1, self.inner // g, g, 1) * w[None], axis=-2)
-            scale = jnp.asarray(self.scale).reshape(part.shape[1:])
-            out = jnp.sum(part * scale[None], axis=-2)
+            g, t = self.group, self.rows // TILE
+            codes = jnp.asarray(self.codes).reshape(t, self.inner // g, g, TILE)
+            xs = x.reshape(-1, 1, self.inner // g, g, 1)
+            part = jnp.sum(xs * codes.astype(jnp.float32)[None], axis=-2)
+            out = jnp.sum(part * jnp.asarray(self.scale)[None], axis=-2)
         else:
-            out = jnp.sum(x.reshape(-1, 1, self.inner, 1) * w[None], axis=-2)
+            out = jnp.sum(x.reshape(-1, 1, self.inner, 1) * self._widened()[None], axis=-2)
         out = out.reshape(-1, self.rows)
         if self.fmt == "int8":     # per-row scales after the sum: the loop only widens
             out = out * jnp.asarray(self.scale)
@@ -96,8 +88,7 @@ class Packed:
     def dense(self) -> Any:
         """The logical weight, float32 (`M`, or `M.T` when `transposed`)."""
         w = self._widened()
-        lead, k = w.shape[:-4] if self.group else w.shape[:-3], self.inner
-        w = w.reshape(*lead, -1, k, TILE)                           # (..., T, in, TILE)
+        lead, k = w.shape[:-3], self.inner
         if self.fmt == "int8":
             w = w * jnp.asarray(self.scale).reshape(*lead, -1, 1, TILE)
         elif self.group:
@@ -117,10 +108,9 @@ class Packed:
         if self.fmt == "int8":
             return c[t, :, j].astype(jnp.float32) * jnp.asarray(self.scale)[idx][..., None]
         if self.group:
-            byte = c[t // 2, :, j]
-            code = jnp.where((t % 2 == 1)[..., None], byte >> 4, (byte << 4) >> 4)
             scale = jnp.asarray(self.scale)[t, :, j]                     # (..., in/G)
-            return code.astype(jnp.float32) * jnp.repeat(scale, self.group, axis=-1)
+            code = c[t, :, j].astype(jnp.float32)
+            return code * jnp.repeat(scale, self.group, axis=-1)
         return c[t, :, j].astype(jnp.float32)
 
 
@@ -139,8 +129,7 @@ def packable(shape: tuple[int, ...], fmt: str, transposed: bool) -> bool:
     out, inner = (shape[-1], shape[-2]) if transposed else (shape[-2], shape[-1])
     m = FORMATS.fullmatch(fmt)
     group = int(m["group"]) if m and m["group"] else 1
-    rows = 2 * TILE if m and m["group"] else TILE
-    return out % rows == 0 and inner % group == 0
+    return out % TILE == 0 and inner % group == 0
 
 
 def pack(w: np.ndarray, fmt: str, transposed: bool = False) -> Packed:
@@ -165,7 +154,18 @@ def pack(w: np.ndarray, fmt: str, transposed: bool = False) -> Packed:
     grouped = tiles.reshape(*lead, out // TILE, inner // g, g, TILE)
     amax = np.abs(grouped).max(axis=-2)
     scale = np.where(amax > 0, amax / 7, 1.0).astype(np.float32)      # (..., T, in/G, TILE)
-    codes = np.clip(np.rint(grouped / scale[..., None, :]), -7, 7).astype(np.int8)
-    nibbles = codes.reshape(*lead, out // (2 * TILE), 2, inner, TILE).view(np.uint8) & 15
-    pairs = (nibbles[..., 0, :, :] | (nibbles[..., 1, :, :] << 4)).view(np.int8)
-    return Packed(pairs, scale, fmt, transposed)
+    codes = np.clip(np.rint(grouped / scale[..., None, :]), -7, 7).reshape(tiles.shape)
+    return Packed(codes.astype(ml_dtypes.int4), scale, fmt, transposed)
+
+
+def storage_bytes(a: np.ndarray) -> np.ndarray:
+    """The bytes IREE reads for `a`: an int4 array two codes a byte (element 2i in the low
+    nibble), bfloat16 as its bits, anything else as it is."""
+    if a.dtype == ml_dtypes.int4:
+        flat = np.ascontiguousarray(a).reshape(-1).view(np.uint8) & 15
+        if flat.size % 2:
+            flat = np.append(flat, np.uint8(0))
+        return flat[0::2] | (flat[1::2] << 4)
+    if a.dtype == ml_dtypes.bfloat16:
+        return a.view(np.uint16)
+    return a
