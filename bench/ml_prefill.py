@@ -3,12 +3,13 @@
 For each model and prompt length: tokens/s of the IREE cache fill (``IreeRunner.prefill``,
 the exact float32 model) with ``iree_decode.PREFILL_FLAGS`` and with each ``--try`` set of
 flags added to them (replacing those of the same name), and of ``jax.jit`` (XLA-CPU), all
-taking turns call by call (medians); IREE's GFLOP/s as a share of numpy's float32 matmul
-timed before and after. The prefill figures of ``make bench-ml`` without its decode
-variants: for trying prefill flags.
+taking turns call by call (medians of wall time, and of the process's CPU time: on a shared
+machine the CPU seconds a call costs are steadier than its wall time); GFLOP/s as a share
+of numpy's float32 matmul timed before and after. The prefill figures of ``make bench-ml``
+without its decode variants: for trying prefill flags.
 
 Usage: ``python bench/ml_prefill.py [--models smollm2 gemma3] [--lengths 128 512]
-[--repeats 5] [--try "FLAG FLAG" ...]``.
+[--repeats 5] [--try="FLAG FLAG" ...]``.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import time
 from typing import Any
 
-from ml_decode import MAX_LEN, long_prompt, measure_matmul_peak, prefill_flops, time_prefill
+import numpy as np
+from ml_decode import MAX_LEN, long_prompt, measure_matmul_peak, prefill_flops
 
 from workloads.models import load_model
 from workloads.models.decode import JaxRunner
@@ -29,6 +32,20 @@ def with_flags(flags: tuple[str, ...], extra: list[str]) -> tuple[str, ...]:
     """``flags`` plus ``extra``; an extra flag replaces one of the same name."""
     names = {f.split("=")[0] for f in extra}
     return tuple(f for f in flags if f.split("=")[0] not in names) + tuple(extra)
+
+
+def time_calls(runs: dict[str, Any], ids: list[int], repeats: int
+               ) -> dict[str, tuple[float, float]]:
+    """Median (wall, CPU) seconds of each ``runs[name](ids)``, taking turns; one warm-up."""
+    for run in runs.values():
+        run(ids)
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in runs}
+    for _ in range(repeats):
+        for name, run in runs.items():
+            wall, cpu = time.perf_counter(), time.process_time()
+            run(ids)
+            times[name].append((time.perf_counter() - wall, time.process_time() - cpu))
+    return {name: tuple(np.median(t, axis=0)) for name, t in times.items()}
 
 
 def main() -> None:
@@ -52,12 +69,14 @@ def main() -> None:
                        for key, f in flag_sets.items()}
             runs: dict[str, Any] = {"jax": JaxRunner(model, MAX_LEN).prefill}
             runs |= {key: r.prefill for key, r in runners.items()}
-            seconds = time_prefill(runs, long_prompt(model, n), args.repeats)
+            seconds = time_calls(runs, long_prompt(model, n), args.repeats)
             flops = prefill_flops(runners["iree"].model.params, n)
-            for key, s in seconds.items():
+            jax_s, jax_cpu = seconds["jax"]
+            for key, (s, cpu) in seconds.items():
                 gflops = flops / s / 1e9
-                print(f"{name} {n} {key}: {n / s:.0f} tok/s, {seconds['jax'] / s:.2f}x jax, "
-                      f"{gflops:.0f} GFLOP/s ({gflops / peak:.0%} of numpy's)")
+                print(f"{name} {n} {key}: {n / s:.0f} tok/s, {jax_s / s:.2f}x jax, "
+                      f"{gflops:.0f} GFLOP/s ({gflops / peak:.0%} of numpy's); "
+                      f"CPU {cpu:.2f} s ({jax_cpu / cpu:.2f}x jax)")
             print(f"  load {os.getloadavg()[0]:.1f}", flush=True)
             del runners, runs
             gc.collect()

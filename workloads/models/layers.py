@@ -40,6 +40,10 @@ def init_cache(n_layers: int, max_len: int, n_kv_heads: int, head_dim: int) -> C
             for kind in ("k", "v")}
 
 
+# Query rows per block of a prompt's causal attention (``cached_attention`` at position 0).
+PROMPT_BLOCK = 128
+
+
 def cached_attention(
     q: jax.Array,
     k: jax.Array,
@@ -55,7 +59,10 @@ def cached_attention(
     ``q`` is (S, heads, hd) for positions ``pos .. pos+S-1``; keys after a query's position,
     and with ``window`` > 0 keys ``window`` or more positions before it, are masked. Returns
     (S, heads*hd) and the updated cache. A prompt at the static position 0 (``pos=0``, an
-    int) attends to its own keys only (S x S scores), not to the whole empty cache.
+    int) attends to its own keys only, a block of ``PROMPT_BLOCK`` queries at a time to the
+    keys up to its last one (and from the first its window reaches): the key blocks the
+    mask hides from a whole query block are skipped, not computed and zeroed (exact: their
+    probabilities are 0), 5/8 of the S x S scores at 512 tokens.
     """
     zero = jnp.zeros((), jnp.int32)
     start = (jnp.asarray(pos, jnp.int32), zero, zero)
@@ -65,18 +72,31 @@ def cached_attention(
         "k": [*cache["k"][:layer], keys, *cache["k"][layer + 1:]],
         "v": [*cache["v"][:layer], values, *cache["v"][layer + 1:]],
     }
-    if isinstance(pos, int) and pos == 0:
-        keys, values = k, v
+    if not (isinstance(pos, int) and pos == 0):
+        return _attend(q, keys, values, pos, 0, scale, window), cache
+    blocks = []
+    for first_q in range(0, q.shape[0], PROMPT_BLOCK):
+        end = min(first_q + PROMPT_BLOCK, q.shape[0])
+        first_k = max(0, first_q - window + 1) if window else 0
+        blocks.append(_attend(q[first_q:end], k[first_k:end], v[first_k:end], first_q, first_k,
+                              scale, window))
+    return jnp.concatenate(blocks) if len(blocks) > 1 else blocks[0], cache
+
+
+def _attend(q: jax.Array, keys: jax.Array, values: jax.Array, q_pos0: jax.Array | int,
+            k_pos0: int, scale: float, window: int) -> jax.Array:
+    """Masked attention of ``q`` (S, heads, hd) at positions ``q_pos0..`` over ``keys`` and
+    ``values`` (T, kv_heads, hd) at positions ``k_pos0..``; (S, heads*hd)."""
     s, heads, hd = q.shape
     n_keys, kv_heads, _ = keys.shape
     grouped = q.reshape(s, kv_heads, heads // kv_heads, hd)
     scores = jnp.einsum("skgd,tkd->kgst", grouped, keys) * scale
-    q_pos = pos + jnp.arange(s, dtype=jnp.int32)
-    k_pos = jnp.arange(n_keys, dtype=jnp.int32)
+    q_pos = q_pos0 + jnp.arange(s, dtype=jnp.int32)
+    k_pos = k_pos0 + jnp.arange(n_keys, dtype=jnp.int32)
     visible = k_pos[None, :] <= q_pos[:, None]
     if window:
         visible &= q_pos[:, None] - k_pos[None, :] < window
     scores = jnp.where(visible, scores, jnp.finfo(jnp.float32).min)
     probs = jax.nn.softmax(scores, axis=-1)
     out = jnp.einsum("kgst,tkd->skgd", probs, values)
-    return out.reshape(s, heads * hd), cache
+    return out.reshape(s, heads * hd)
