@@ -36,13 +36,18 @@ TARGET_FLAGS = {
 #   the matvec (FUSION_FLAGS), not hoisted (it would store a widened copy: no bytes saved);
 #   data tiling would dequantize into a float copy on every call (8x slower);
 # - "matrix": matrix-matrix products (a prompt's prefill; `MATRIX_ROWS`): data tiling on
-#   IREE's default path, which compiles these (the workloads' prefill). No FUSION_FLAGS: with
-#   them a norm's reduction over a 64-row tile exceeds llvm-cpu's stack limit. Widened codes
-#   are not hoisted (the bytes stay saved); their dequantization is spread over the rows.
+#   IREE's default path, which compiles these (the workloads' prefill), with workgroups of up
+#   to 1 MiB of operands: by default a data-tiled matmul's workgroup is 2 x 3 tiles of 8 x 8
+#   outputs (a 512-token prompt's MLP matmul in 2048 workgroups, each reading its whole K
+#   panels: about twice the CPU seconds of 1-4 MiB; docs/ml-performance.md). No
+#   FUSION_FLAGS: with them a norm's reduction over a 64-row tile exceeds llvm-cpu's stack
+#   limit. Widened codes are not hoisted (the bytes stay saved); their dequantization is
+#   spread over the rows.
 CPU_MATMUL_FLAGS = {
     "tiled": ("--iree-global-opt-data-tiling", "--iree-llvmcpu-enable-ukernels=all"),
     "fused": (*FUSION_FLAGS, "--iree-opt-const-expr-hoisting=false"),
-    "matrix": ("--iree-opt-data-tiling", "--iree-llvmcpu-enable-ukernels=all"),
+    "matrix": ("--iree-opt-data-tiling", "--iree-llvmcpu-enable-ukernels=all",
+               "--iree-llvmcpu-matmul-tile-bytes=1048576"),
 }
 # A module is "matrix" when one of its plain (unbatched) matmuls has this many rows: a
 # decode step's have one, a prefill's one per prompt token (padded to 32 or more).

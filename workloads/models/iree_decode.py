@@ -24,7 +24,7 @@ The two steps are compiled differently because they are different problems:
   the initializer); weight-only int8/int4 codes are widened inside a fused
   multiply-and-reduce (``decode_mode``), since a dequantized ``dot_general`` operand would
   be hoisted into a float32 copy of the weight.
-``approxcc.ml.build.FUSION_FLAGS`` keeps the widening ``convert`` of a narrow weight inside
+``approxcc.ml.iree.FUSION_FLAGS`` keeps the widening ``convert`` of a narrow weight inside
 the matvec rather than in a dispatch of its own that writes a float32 copy per call.
 
 What llvm-cpu makes of a widening matvec depends on the weight's layout. Over ``(out, in)``
@@ -52,7 +52,7 @@ import numpy as np
 from iree.compiler.tools.binaries import find_tool
 from iree.runtime.version import VERSION as IREE_VERSION
 
-from approxcc.ml.build import FUSION_FLAGS
+from approxcc.ml.iree import CPU_MATMUL_FLAGS, FUSION_FLAGS
 
 from .decode import DEFAULT_MAX_LEN, DecoderModel, pad_prompt, step_functions
 from .files import models_cache
@@ -77,10 +77,10 @@ MODE_FLAGS = {
     "reduce": BASE_CPU_FLAGS + FUSION_FLAGS + ("--iree-opt-const-expr-hoisting=false",),
     "dot": BASE_CPU_FLAGS + ("--iree-global-opt-data-tiling", UKERNELS),
 }
-# Prefill: data tiling on IREE's default path. Not FUSION_FLAGS: prefill widens nothing per
-# call, and with them a norm's reduction over a 64-token tile exceeds the llvm-cpu stack
-# limit (36 KiB of 32).
-PREFILL_FLAGS = BASE_CPU_FLAGS + ("--iree-opt-data-tiling", UKERNELS)
+# Prefill: the flags of approxcc's matrix-matrix variants (data tiling on IREE's default
+# path, large workgroups). Not FUSION_FLAGS: prefill widens nothing per call, and with them a
+# norm's reduction over a 64-token tile exceeds the llvm-cpu stack limit (36 KiB of 32).
+PREFILL_FLAGS = BASE_CPU_FLAGS + CPU_MATMUL_FLAGS["matrix"]
 PREFILL_MODE = "dot"
 PREFILL_LEN = 64
 
