@@ -298,6 +298,22 @@ def test_the_pick_keeps_a_margin_from_the_spread_over_inputs() -> None:
     assert pick.tune.bound <= 0.02 and pick.tune.speedup.q1 < pick.tune.speedup.median
 
 
+def test_a_candidate_within_its_margin_is_confirmed_off_the_front() -> None:
+    """The front weighs single-run losses: a point whose loss is 0 on average but whose
+    inputs lose and gain by turns dominates a slightly slower one that never loses. The
+    margin rules the first out; the second must still be a candidate."""
+    from approxcc.tune.db import Evaluation
+    from approxcc.tune.picks import candidates
+
+    def point(h: str, time: float, per_input: tuple[float, ...]) -> Evaluation:
+        return Evaluation(0, {"k": {"value": h}}, h, "tune", time, 0.0, "ok", "", 0.09,
+                          "search", "static", input_losses=per_input)
+
+    flips = point("flips", 0.5, (1.0,) * 3 + (0.0,) * 27)     # 3 of 30 lost, as many won
+    steady = point("steady", 0.51, (0.0,) * 30)
+    assert candidates([flips, steady], [0.09], 1) == [flips.config, steady.config]
+
+
 def test_time_to_95_percent_of_the_hypervolume() -> None:
     points = [(1.0, 0.9, 0.0), (2.0, 0.5, 0.0), (30.0, 0.45, 0.0)]
     when, final = time_to_fraction(points, (1.0, 1.0))

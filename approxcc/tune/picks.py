@@ -3,8 +3,9 @@
 A search measures each configuration once, on a machine other people share, and the budget
 must hold on inputs the tuner never saw. So, per budget:
 
-1. *Candidates*: points of the tuning front within the budget: the fastest ones whose
-   single-run loss plus its margin (below) is within the budget, and the fastest of all.
+1. *Candidates*: the fastest points whose single-run loss plus its margin (below) is within
+   the budget, on the tuning front or off it (the front weighs the loss, not its margin),
+   and the fastest point of the front within the budget.
 2. *Confirmation*: each candidate is re-measured `repeats` times, every repeat running the
    exact program and the candidate alternately on each input (`Measurer.pair`); the speedup of
    a repeat is its exact time over its candidate time. Median and IQR summarise them.
@@ -94,12 +95,15 @@ def margin(input_losses: Sequence[float]) -> float:
 def candidates(points: list[Evaluation], budgets: list[float],
                per_budget: int = CANDIDATES) -> list[KnobConfig]:
     """The configurations to confirm for all budgets (each once), fastest first."""
-    ok = [e for e in points if e.ok and e.time and e.loss is not None]
+    ok = sorted((e for e in points if e.ok and e.time and e.loss is not None),
+                key=lambda e: (e.time or 0.0, e.id))
     pareto = front(ok, key=lambda e: (e.time or 0.0, e.loss or 0.0))
     chosen: list[Evaluation] = []
     for b in budgets:
         within = [e for e in pareto if (e.loss or 0.0) <= b]   # fastest first
-        safe = [e for e in within if (e.loss or 0.0) + margin(e.input_losses) <= b]
+        # on the front or not: a point that its loss alone puts on the front may have a
+        # margin no budget holds, and a slightly slower one with as little loss none
+        safe = [e for e in ok if (e.loss or 0.0) + margin(e.input_losses) <= b]
         for e in within[:1] + safe[:per_budget]:
             if e not in chosen:
                 chosen.append(e)
