@@ -25,7 +25,6 @@ DECODER = kv_decoder("gemma3")
 
 
 @approx.knob("weights", transform="quantize", values=["none", "int8", "int4-g32"])
-@approx.knob("precision", transform="precision", values=["f32", "bf16", "f16"])
 def decode_step(params: Any, token: jax.Array, pos: jax.Array,
                 *cache: jax.Array) -> tuple[jax.Array, ...]:
     return DECODER.decode(params, token, pos, *cache)
