@@ -28,6 +28,8 @@ import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 
+from approxcc.ml.packed import TILE, Packed, pack
+
 Params = dict[str, Any]
 
 # How ``linear`` is traced: "dot" (``dot_general``; best under XLA) or "reduce" (broadcast
@@ -174,9 +176,8 @@ def _linear_reduce(x: jax.Array, w: Weight) -> jax.Array:
         part = (jnp.sum(xg[..., :half] * low[None].astype(jnp.float32), axis=-1)
                 + jnp.sum(xg[..., half:] * high[None].astype(jnp.float32), axis=-1))
         return jnp.sum(part * w.scale[None], axis=-1)
-    if isinstance(w, Int8Weight) and w.block:
-        tiles = jnp.sum(x[:, None, :, None] * w.q[None].astype(jnp.float32), axis=2)
-        return tiles.reshape(x.shape[0], -1) * w.scale[None, :, 0]
+    if isinstance(w, Int8Weight) and w.block:   # approxcc's int8 tiles (TILE rows)
+        return Packed(w.q, jnp.asarray(w.scale)[:, 0], "int8").matvec(x)
     if isinstance(w, Int8Weight):
         n = w.q.shape[-1] // w.group
         if n == 1:  # per-channel: the scale applies after one reduction over the row
@@ -253,13 +254,14 @@ def quantize_matrix(w: np.ndarray, group: int = 64, dtype: str = "float32",
     of ``block`` rows (``Int8Weight``; per-channel only)."""
     out, inner = np.shape(w)
     group = group or inner
-    if block and (group != inner or out % block):
-        raise ValueError(f"tiles of {block} rows need per-channel scales and {out} rows a "
-                         f"multiple of {block}")
+    if block and (block != TILE or group != inner or out % block):
+        raise ValueError(f"tiles of {block} rows need {TILE} rows, per-channel scales and "
+                         f"{out} rows a multiple of {block}")
+    if block:   # approxcc's int8 tiles, as its `quantize` transform stores them
+        tiles = pack(np.asarray(w), "int8")
+        return Int8Weight(tiles.codes, tiles.scale[:, None], group, dtype, activations, block)
     codes, scale = _absmax_blocks(w, group, 127)
     q = np.clip(codes, -127, 127).astype(np.int8).reshape(out, inner)
-    if block:
-        q = np.ascontiguousarray(q.reshape(out // block, block, inner).transpose(0, 2, 1))
     return Int8Weight(q, scale, group, dtype, activations, block)
 
 
