@@ -7,6 +7,10 @@ flags), its weights served as parameters; the formats take turns call by call an
 median ms per call is printed with the GB/s of weights it reads, beside numpy's one-pass
 bandwidth measured in the same run (the floor: bytes over bandwidth).
 
+``tiles-<fmt>`` (f32, bf16, f16, int8, int4-gN) are ``approxcc.ml.packed`` tiles of 32 output
+rows, what approxcc's ``quantize``/``precision`` variants store for a decode step's matvecs;
+the others are ``workloads.models.weights`` formats as ``iree_decode`` traces them.
+
 ``--dump DIR`` writes each format's executable sources and assembly under ``DIR/<format>``
 and prints the instruction mix of its per-call dispatches: a widening matvec over
 ``(out, in)`` rows shows the transposes (``vpermt2ps``) and stack spills (``vmovaps``)
