@@ -26,10 +26,13 @@ IREE (prefill and decode, f32 and W8A8: `--whole-iree`), and the pipeline's vari
 (jax.jit prefill, then a W8A8 / restricted-vocabulary decode), with IREE's compile seconds
 when a vmfb was not cached yet.
 
-Time: about 3 s of LLM per question on a 2-core machine. The defaults (20 tune questions,
-40 eval questions, 4 minutes per mode) take about 20-25 minutes per system: the exact runs
-(~1 min tune, ~2 min eval), 2 x 4 min of tuning, then the tuner's validation of its fronts
-and the picks on eval (stage results are cached, so repeats and the exact runs are free).
+Time: 2-4 s of LLM per question on a 2-core machine, every stage of it paid again by the
+confirmation (exact and candidate, fresh, per question). On the shared machine (load 7-10),
+llm_tools with 30 tune / 30 eval questions, 5 minutes a mode: the exact profile 13 minutes
+(its first runs of each model variant compile), a search evaluation 0.5-5 minutes (3
+screened, 3 searched), a confirmation pair of the 30 tune questions 3.3 minutes; about 35
+minutes a mode. Stage results are cached, so the search's repeats and its exact runs are
+cheap; the confirmation's are not, on purpose.
 
     python bench/compound.py [SYSTEM ...] [--tune-questions 20] [--eval-limit 40]
                              [--minutes 4] [--out DIR] [--json FILE] [--no-configs]
