@@ -2,14 +2,15 @@
 
 For each model and prompt length: tokens/s of the IREE cache fill (``IreeRunner.prefill``,
 the exact float32 model) with ``iree_decode.PREFILL_FLAGS`` and with each ``--try`` set of
-flags added to them (replacing those of the same name), and of ``jax.jit`` (XLA-CPU), all
-taking turns call by call (medians of wall time, and of the process's CPU time: on a shared
-machine the CPU seconds a call costs are steadier than its wall time); GFLOP/s as a share
-of numpy's float32 matmul timed before and after. The prefill figures of ``make bench-ml``
+flags added to them (replacing those of the same name), of each of ``--variants``
+(low-precision models) and of ``jax.jit`` (XLA-CPU), all taking turns call by call
+(medians of wall time, and of the process's CPU time: on a shared machine the CPU seconds a
+call costs are steadier than its wall time); GFLOP/s as a share of numpy's float32 matmul
+timed before and after. The prefill figures of ``make bench-ml``
 without its decode variants: for trying prefill flags.
 
 Usage: ``python bench/ml_prefill.py [--models smollm2 gemma3] [--lengths 128 512]
-[--repeats 5] [--try="FLAG FLAG" ...]``.
+[--repeats 5] [--try="FLAG FLAG" ...] [--variants w8a8]``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import time
 from typing import Any
 
 import numpy as np
-from ml_decode import MAX_LEN, long_prompt, measure_matmul_peak, prefill_flops
+from ml_decode import MAX_LEN, long_prompt, measure_matmul_peak, prefill_flops, variant_model
 
 from workloads.models import load_model
 from workloads.models.decode import JaxRunner
@@ -55,6 +56,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--try", dest="tries", action="append", default=[],
                         help="iree-compile flags added to the prefill step's (repeatable)")
+    parser.add_argument("--variants", nargs="*", default=[],
+                        help="low-precision variants (ml_decode's names: w8a8, bf16...) "
+                             "timed alongside with PREFILL_FLAGS")
     args = parser.parse_args()
     flag_sets = {"iree": PREFILL_FLAGS} | {
         f"iree+{i}": with_flags(PREFILL_FLAGS, t.split()) for i, t in enumerate(args.tries)}
@@ -67,6 +71,8 @@ def main() -> None:
         for n in args.lengths:
             runners = {key: IreeRunner(model, max_len=MAX_LEN, prefill_len=n, prefill_flags=f)
                        for key, f in flag_sets.items()}
+            runners |= {v: IreeRunner(variant_model(model, v), max_len=MAX_LEN, prefill_len=n,
+                                      variant=v) for v in args.variants}
             runs: dict[str, Any] = {"jax": JaxRunner(model, MAX_LEN).prefill}
             runs |= {key: r.prefill for key, r in runners.items()}
             seconds = time_calls(runs, long_prompt(model, n), args.repeats)
