@@ -36,7 +36,7 @@ Params = dict[str, Any]
 # multiply + sum). IREE 3.13 on CPU, with its default flags, puts the transpose of an argument
 # (non-constant) ``(out, in)`` RHS of a matmul in a dispatch of its own, run every call (a
 # 1x2048 @ 2048x4096 matvec: 24-61 ms as a matmul, 3 ms as multiply+sum), and likewise the
-# widening convert of a bf16/f16/int8 weight; ``approxcc.ml.build.FUSION_FLAGS`` fuses both.
+# widening convert of a bf16/f16/int8 weight; ``approxcc.ml.iree.FUSION_FLAGS`` fuses both.
 _LINEAR_MODE: ContextVar[str] = ContextVar("linear_mode", default="dot")
 
 
