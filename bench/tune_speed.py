@@ -11,7 +11,9 @@ speed (the default):
 parallel: search evaluations per minute of the example (dynamic mode: a space it cannot
 exhaust) with `parallel=1` (in process),
 `parallel=2` (a LocalCluster) and an external `dask scheduler` with two `dask worker`s,
-interleaved, `--rounds` times each; medians and the ratio to `parallel=1`.
+interleaved, `--rounds` times each; medians and the ratio to `parallel=1`, and the ceiling
+the program itself allows: 2 × its mean run time alone over its mean run time beside
+another copy (the floor of any engine on this machine).
 
 overhead: seconds per evaluation the Dask path adds, with an application whose runs take no
 time: one task at a time (latency) and a full pipeline (throughput), against in process.
@@ -132,6 +134,15 @@ def search_rate(db: Path) -> tuple[float, int]:
     return (len(at) - 1) / (at[-1] - at[0]) * 60, len(at)
 
 
+def run_seconds(db: Path) -> float:
+    """Mean measured (ROI) seconds of the search's evaluations: how fast the program itself
+    ran, which two copies on two cores can slow (shared cache and memory bandwidth)."""
+    with sqlite3.connect(db) as conn:
+        times = [t for (t,) in conn.execute("SELECT time_tune FROM evaluations WHERE phase = "
+                                            "'search' AND time_tune IS NOT NULL")]
+    return statistics.mean(times) if times else 0.0
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -184,6 +195,7 @@ def parallel_speed(work: Path, rounds: int, seconds: float) -> None:
     rates: dict[str, list[float]] = {name: [] for name in names}
     costs: dict[str, list[float]] = {name: [] for name in names}
     cores: dict[str, list[float]] = {name: [] for name in names}
+    runs: dict[str, list[float]] = {name: [] for name in names}
     loads = []
     for n in range(rounds):
         for name in names:   # interleaved: drift on the shared machine hits every setting
@@ -205,6 +217,7 @@ def parallel_speed(work: Path, rounds: int, seconds: float) -> None:
             rate, count = search_rate(out / "results.db")
             rates[name].append(rate)
             costs[name].append(cpu / evaluations(out / "results.db"))
+            runs[name].append(run_seconds(out / "results.db"))
             cores[name].append(cpu / wall)
             loads.append(os.getloadavg()[0])
             console.print(f"round {n + 1}: {name}: {rate:.1f} evaluations/min ({count}), "
@@ -213,14 +226,18 @@ def parallel_speed(work: Path, rounds: int, seconds: float) -> None:
     t = Table(title=f"search evaluations per minute, examples/tune ({seconds:.0f} s of "
                     f"search, {rounds} interleaved rounds; median; load average "
                     f"{min(loads):.1f}–{max(loads):.1f})")
-    for col in ("engine", "evals / min", "rounds", "× parallel 1", "CPU s / eval",
-                "cores used"):
+    for col in ("engine", "evals / min", "rounds", "× parallel 1", "ceiling ×", "of ceiling",
+                "run ms", "CPU s / eval", "cores used"):
         t.add_column(col, justify="right")
     base = statistics.median(rates["parallel 1"])
+    alone = statistics.median(runs["parallel 1"])
     for name, values in rates.items():
         med = statistics.median(values)
+        ceiling = (1 if name == "parallel 1" else 2) * alone / statistics.median(runs[name])
         t.add_row(name, f"{med:.1f}", " ".join(f"{v:.0f}" for v in values),
-                  f"{med / base:.2f}×" if base else "-",
+                  f"{med / base:.2f}×" if base else "-", f"{ceiling:.2f}×",
+                  f"{med / base / ceiling:.0%}" if base else "-",
+                  f"{statistics.median(runs[name]) * 1000:.0f}",
                   f"{statistics.median(costs[name]):.3f}",
                   f"{statistics.median(cores[name]):.2f}")
     console.print(t)
