@@ -122,12 +122,12 @@ def _remote(digest: str, tasks: list[Task]) -> list[Outcome]:
 
 @dataclass(eq=False)
 class _Slot:
-    """A task's handle: the batch (a Dask future) that carries it once sent, and its place
-    there."""
+    """A task's handle: the batch (a Dask future) that carries it once sent, and its outcome
+    once the batch's results are read."""
 
     task: Task
     batch: Any = None
-    index: int = 0
+    outcome: Outcome | None = None
 
 
 def _probe(address: str) -> None:
@@ -152,8 +152,7 @@ class Dask(Engine):
         self.address = address or "a local cluster"
         self.cluster = None
         self.unsent: list[_Slot] = []
-        self.batches: dict[Any, list[_Slot]] = {}   # Dask future → its slots not yet read
-        self.results: dict[Any, list[Outcome]] = {}
+        self.batches: dict[Any, list[_Slot]] = {}   # Dask future → its slots, until read
         self.recent: deque[float] = deque([BATCH_SECONDS], maxlen=32)   # seconds / task
         self.no_workers_since: float | None = None
         self._capacity, self._capacity_at = 1, 0.0
@@ -237,8 +236,8 @@ class Dask(Engine):
         while self.unsent:
             batch, self.unsent = self.unsent[:size], self.unsent[size:]
             fut = self.client.submit(_remote, self.digest, [s.task for s in batch], pure=False)
-            for i, slot in enumerate(batch):
-                slot.batch, slot.index = fut, i
+            for slot in batch:
+                slot.batch = fut
             self.batches[fut] = batch
 
     def done(self, pending: Iterable[_Slot], timeout: float) -> list[_Slot]:
@@ -250,20 +249,17 @@ class Dask(Engine):
         return [s for s in pending if s.batch.done()]
 
     def outcome(self, handle: _Slot) -> Outcome:
-        fut = handle.batch
-        outcomes = self.results.get(fut)
-        if outcomes is None:
-            outcomes = self.results[fut] = self._batch_outcomes(fut)
-        slots = self.batches[fut]
-        slots.remove(handle)
-        if not slots:
-            del self.batches[fut], self.results[fut]
-        out = outcomes[handle.index]
+        if handle.outcome is None:   # the first of its batch read: read them all
+            slots = self.batches.pop(handle.batch)
+            for slot, out in zip(slots, self._batch_outcomes(handle.batch, slots), strict=True):
+                slot.outcome = out
+        out = handle.outcome
+        assert out is not None
         if out.error:
             raise CompileError(out.error)
         return out
 
-    def _batch_outcomes(self, fut: Any) -> list[Outcome]:
+    def _batch_outcomes(self, fut: Any, slots: list[_Slot]) -> list[Outcome]:
         try:
             status = fut.status
             outs: list[Outcome] | None = fut.result() if status == "finished" else None
@@ -277,7 +273,7 @@ class Dask(Engine):
                 raise CompileError(f"a Dask worker cannot run evaluations: "
                                    f"{type(err).__name__}: {err}")
             return [Outcome(failed(s.task, "worker lost: every worker that ran it died"))
-                    for s in sorted(self.batches[fut], key=lambda s: s.index)]
+                    for s in slots]
         self.recent.extend(o.seconds for o in outs)
         return outs
 
