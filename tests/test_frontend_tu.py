@@ -62,6 +62,20 @@ def test_unsupported_unannotated_functions_go_to_cc(tmp_path: Path):
         "285 49 1073741824 8 -1 calls=11\n"
 
 
+LOAD_HOOKS = r"""#include <stdio.h>
+static int loaded;
+__attribute__((constructor)) static void init(void) { loaded = 42; }
+__attribute__((destructor)) static void bye(void) { printf("unloaded %d\n", loaded); }
+int main(void) { printf("loaded %d\n", loaded); return 0; }
+"""
+
+
+def test_constructors_and_destructors_run(tmp_path: Path):
+    """Called by nobody, run by the loader: a tuned shared library frees what it loaded
+    in a destructor when its copy is unloaded."""
+    assert same_as_reference(tmp_path, {"t.c": LOAD_HOOKS}) == "loaded 42\nunloaded 42\n"
+
+
 def test_emitted_mlir_holds_only_what_the_frontend_compiled(tmp_path: Path):
     (tmp_path / "mixed.c").write_text(MIXED)
     done = run_approxcc(["build", "mixed.c", "-S", "--emit=approx", "-o", "-"], cwd=tmp_path)

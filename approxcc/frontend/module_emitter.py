@@ -51,6 +51,19 @@ def _top_level(c: Cursor) -> list[Cursor]:
     return out
 
 
+_LOAD_HOOKS = {"constructor", "destructor", "__constructor__", "__destructor__"}
+
+
+def _load_hook(fn: Cursor) -> bool:
+    """`__attribute__((constructor))` or `((destructor))`: runs when the program or library
+    is loaded or unloaded, called by nobody."""
+    for attr in fn.get_children():
+        first = next(attr.get_tokens(), None) if attr.kind.is_attribute() else None
+        if first is not None and first.spelling in _LOAD_HOOKS:
+            return True
+    return False
+
+
 def _defines_code(c: Cursor) -> bool:
     """A C++ method definition, or a class defining methods: code only the C++ compiler emits
     (templates are instantiated by their users)."""
@@ -151,6 +164,11 @@ class ModuleEmitter:
         return any(c.extent.start.line <= line <= c.extent.end.line for line in self.by_line)
 
     def function(self, c: Cursor) -> None:
+        if _load_hook(c):   # the IR has no constructor/destructor lists: the system compiler
+            if self.annotated(c):                                  # keeps the attribute
+                raise unsupported("an approx annotation in a constructor or destructor", c)
+            self.fallbacks.append(c)
+            return
         if not self.annotated(c):
             callees, emitted = set(self.callees), set(self.emitted)
             try:

@@ -31,6 +31,13 @@ int rag_load(const char *path) {
   return scores ? n_docs : -1;
 }
 
+/* The tuner loads a copy of this library per configuration and unloads the old ones: what
+ * rag_load read goes with its copy. */
+__attribute__((destructor)) static void rag_unload(void) {
+  void *arrays[] = {doc_len, doc_start, post_term, post_tf, idf, scores};
+  for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) free(arrays[i]);
+}
+
 /* The k best documents of one query (its terms by decreasing idf), best first, and their
  * scores. Returns how many (documents with a score > 0). */
 int rag_retrieve(const int *terms, int n_terms, int k, int *out_ids, float *out_scores) {

@@ -43,6 +43,14 @@ int kb_load(const char *path) {
   return head[0];
 }
 
+/* The tuner loads a copy of this library per configuration and unloads the old ones: what
+ * kb_load read goes with its copy (a copy holds the whole knowledge base, ~20 MB). */
+__attribute__((destructor)) static void kb_unload(void) {
+  void *arrays[] = {cluster_start, doc_id, position, centroid, doc, doc_scale, query,
+                    query_scale, doc_q8, query_q8};
+  for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) free(arrays[i]);
+}
+
 /* The k best documents of a query, best first, with their exact cosine similarity (the
  * selection's state, whatever the search's knobs did to the ranking). Returns how many. */
 int kb_retrieve(const float *q, const signed char *qq, float query_scale, int k, int *out_ids,
