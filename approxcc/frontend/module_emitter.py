@@ -164,8 +164,10 @@ class ModuleEmitter:
         return any(c.extent.start.line <= line <= c.extent.end.line for line in self.by_line)
 
     def function(self, c: Cursor) -> None:
-        if _load_hook(c):   # the IR has no constructor/destructor lists: the system compiler
-            if self.annotated(c):                                  # keeps the attribute
+        # The module has no constructor/destructor lists: the system compiler keeps the
+        # attribute.
+        if _load_hook(c):
+            if self.annotated(c):
                 raise unsupported("an approx annotation in a constructor or destructor", c)
             self.fallbacks.append(c)
             return

@@ -34,8 +34,7 @@ int rag_load(const char *path) {
 /* The tuner loads a copy of this library per configuration and unloads the old ones: what
  * rag_load read goes with its copy. */
 __attribute__((destructor)) static void rag_unload(void) {
-  void *arrays[] = {doc_len, doc_start, post_term, post_tf, idf, scores};
-  for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) free(arrays[i]);
+  free(doc_len), free(doc_start), free(post_term), free(post_tf), free(idf), free(scores);
 }
 
 /* The k best documents of one query (its terms by decreasing idf), best first, and their

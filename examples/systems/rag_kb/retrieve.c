@@ -46,9 +46,8 @@ int kb_load(const char *path) {
 /* The tuner loads a copy of this library per configuration and unloads the old ones: what
  * kb_load read goes with its copy (a copy holds the whole knowledge base, ~20 MB). */
 __attribute__((destructor)) static void kb_unload(void) {
-  void *arrays[] = {cluster_start, doc_id, position, centroid, doc, doc_scale, query,
-                    query_scale, doc_q8, query_q8};
-  for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) free(arrays[i]);
+  free(cluster_start), free(doc_id), free(position), free(centroid), free(doc);
+  free(doc_scale), free(doc_q8), free(query), free(query_scale), free(query_q8);
 }
 
 /* The k best documents of a query, best first, with their exact cosine similarity (the
