@@ -264,8 +264,10 @@ class Dask(Engine):
             status = fut.status
             outs: list[Outcome] | None = fut.result() if status == "finished" else None
             err = fut.exception() if status == "error" else None
-        except (OSError, CancelledError):   # the result was on its way when the scheduler went
-            raise self._lost() from None
+        except (OSError, CancelledError):   # the scheduler went, or the worker that held the
+            self._workers()                   # result died with it (raises in the first case)
+            return [Outcome(failed(s.task, "worker lost: its result died with the worker"))
+                    for s in slots]
         if outs is None and err is None:   # cancelled: we never cancel, the scheduler went
             raise self._lost()
         if outs is None:
