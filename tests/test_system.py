@@ -50,8 +50,9 @@ def test_exact_retrieval_puts_the_answer_in_the_prompt(system) -> None:
 
 
 def test_a_configuration_changes_the_c_half_in_process(system) -> None:
-    """The exact library keeps every passage; one configured to drop the weaker ones (a
-    reloaded copy with its own knob tables) keeps only the best."""
+    """The exact library keeps every passage whole; one configured to drop the weaker ones
+    (a reloaded copy with its own knob tables) keeps only the best, one configured to cut
+    passages cuts them all."""
     q = load_questions(TINY / "tune.jsonl")[0].question
     pipe = system.pipeline
     exact = system.library.load(None)
@@ -60,6 +61,9 @@ def test_a_configuration_changes_the_c_half_in_process(system) -> None:
     assert sum(w > 0 for w in pipe.select(exact, ids, scores)) == 3
     lean = system.library.load({"extra_passage": {"value": 1}})
     assert sum(w > 0 for w in pipe.select(lean, ids, scores)) == 1
+    # every passage, the best one too, cut to its first 24 words
+    short = system.library.load({"passage_tail": {"value": 1}})
+    assert pipe.select(short, ids, scores) == [min(24, len(pipe.passage(d))) for d in ids]
     # corpus subsetting by a stride of 8 on every term changes what is retrieved
     sparse = system.library.load({"doc_stride": {"value": 8}})
     assert pipe.retrieve(sparse, q) != (ids, scores)
