@@ -155,21 +155,34 @@ def tune_mode(system: CompoundSystem, mode: str, out: Path, args: argparse.Names
 
 def ship(system: CompoundSystem, picks: list[dict[str, Any]], budgets: list[float],
          questions: tuple[int, int]) -> None:
-    """Per budget the dynamic pick, or the static one when it is faster on the tune set."""
+    """Per budget the dynamic pick, or the static one when it is faster on the tune set. A
+    pick whose eval loss broke its budget is not shipped to users: that budget gets the
+    tighter budget's shipped configuration (`provenance.fallback`; the report and
+    results.json keep the broken pick, flagged)."""
     folder = system.project.root / "configs"
     folder.mkdir(exist_ok=True)
-    for b in budgets:
+    best = None
+    for b in sorted(budgets):
         mine = sorted((p for p in picks if p["budget"] == b),
                       key=lambda p: (p["speedup_tune"], p["mode"] == "dynamic"))
         if not mine:
             continue
-        best = mine[-1]
+        held = [p for p in mine if p["eval_within_budget"]]
+        fallback = None
+        if held:
+            best = held[-1]
+        elif best is not None:
+            fallback = f"the {b * 100:g}% pick lost {mine[-1]['loss_eval']:.1%} on eval"
+        else:
+            continue
         doc = json.loads(Path(best["config_file"]).read_text())
         doc["program"] = system.name
         doc["provenance"].pop("db", None)     # a scratch path of the benchmark run
         doc["provenance"]["bench"] = "bench/compound.py"
         doc["provenance"]["picked_from"] = best["mode"]
         doc["provenance"]["questions"] = {"tune": questions[0], "eval": questions[1]}
+        if fallback:
+            doc["provenance"]["fallback"] = fallback
         (folder / f"budget-{b * 100:g}.json").write_text(json.dumps(doc, indent=2) + "\n")
 
 
