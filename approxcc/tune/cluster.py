@@ -264,12 +264,14 @@ class Dask(Engine):
             status = fut.status
             outs: list[Outcome] | None = fut.result() if status == "finished" else None
             err = fut.exception() if status == "error" else None
-        except (OSError, CancelledError):   # the scheduler went, or the worker that held the
-            self._workers()                   # result died with it (raises in the first case)
+        except (OSError, CancelledError):
+            outs = err = None
+        if outs is None and err is None:
+            # Not gathered: the worker holding the result died (Dask reschedules the task) or
+            # the scheduler went (we never cancel). A scheduler that does not answer raises.
+            self._workers()
             return [Outcome(failed(s.task, "worker lost: its result died with the worker"))
                     for s in slots]
-        if outs is None and err is None:   # cancelled: we never cancel, the scheduler went
-            raise self._lost()
         if outs is None:
             if not isinstance(err, KilledWorker):
                 raise CompileError(f"a Dask worker cannot run evaluations: "
