@@ -39,8 +39,12 @@ bench: setup
 	$(BIN)/python bench/frontend_vs_cc.py
 	$(BIN)/python bench/tune_speed.py
 
+# The examples/ml decoders built with approxcc (minutes, once: build/bench_ml), against
+# jax.jit and llama.cpp (the `bench` extra, built from its source distribution once).
 bench-ml: setup
-	$(BIN)/python bench/ml_decode.py
+	$(BIN)/python -c "import llama_cpp" 2>/dev/null || \
+	  $(BIN)/pip install -q --disable-pip-version-check -e '.[bench]'
+	$(BIN)/python bench/ml_decode.py $(ARGS)
 
 # Tunes every kernel of examples/kernels (static vs dynamic, 3/6/9%): 4 min of search plus
 # validation per kernel; options through ARGS, e.g. make bench-kernels ARGS="--minutes 2".

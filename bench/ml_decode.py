@@ -1,45 +1,48 @@
-"""Decode and prefill of the real models at the machine's limits, side by side in one run.
+"""`make bench-ml`: the real models as a user builds them, at the machine's limits, side by
+side in one run.
 
-For each model (SmolLM2-135M, Gemma 3 270M) and variant it reports:
-- decode ms/token through IREE llvm-cpu (median over greedy steps; the variants of a model
-  take turns step by step, so load from other processes hits them alike), the floor (bytes
-  of weights read per token over the memory bandwidth numpy reaches in the same run) and
-  the share of the floor reached;
-- prefill tokens/s through IREE for a 128- and a 512-token prompt (the exact model and
-  W8A8; the other variants feed prompts through decode steps), their GFLOP/s (2 x tokens x
-  matrix parameters of the layers, plus the output head for the last position) as a share
-  of a numpy float32 matmul timed in the same run, and the same prompts under ``jax.jit``
-  (XLA-CPU), interleaved with IREE;
-- next-token NLL (nats/token) on a fixed text (over the tokens inside a restricted
-  vocabulary, whose coverage is printed) and agreement with the exact model's greedy
-  answers on a few prompts (the same first 8 tokens);
-- llama.cpp (``llama-cpp-python``, the ``bench`` extra) on the model's own GGUF file, same
+For each model (SmolLM2-135M, Gemma 3 270M) the decorated example
+`examples/ml/<model>_decode.py` (a decode step and two prefill steps over a KV cache) is
+built with `approxcc EXAMPLE -o BUILD_ROOT/<model> --target=cpu` (skipped while the build is
+newer than the example, the model code and approxcc.ml; a rebuild recompiles only what
+changed), and its variants are measured against `jax.jit` of the same decorated functions:
+
+- decode, ms/token: greedy decoding from one prompt, every runner one step in turn (the
+  order rotating from step to step, so load from other processes hits them alike):
+  `exact`, each other value of each of the decode step's knobs (the others exact), and
+  `jax.jit`; beside each its floor (the bytes of weights a step reads — every weight of the
+  variant but an embedding table it only gathers one row from — over numpy's one-pass
+  bandwidth measured in the same run) and the share of it reached;
+- next-token NLL (nats/token) of a fixed text, teacher-forced through each decode step (with
+  a restricted vocabulary over the targets inside it, whose share is printed), and agreement
+  with the exact build's greedy answers on a few prompts (the same first 8 tokens);
+- prefill, tokens/s for a 128- and a 512-token prompt (`prefill` and `prefill_long`: the
+  prompt but its last token into the cache, then a decode step of the last), exact and
+  each other value of the prefill knob against `jax.jit`, interleaved; GFLOP/s (2 x tokens
+  x the layers' matrix parameters, plus the head for the last position) as a share of
+  numpy's float32 matmul timed in the same run;
+- llama.cpp (`llama-cpp-python`, the `bench` extra) on the model's own GGUF file, same
   prompts, same thread count, when it is installed.
 
-Variants: ``f32`` (exact), ``bf16``/``f16`` (matrices stored narrow), ``int8`` (weight-only,
-per channel, in tiles of 32 rows), ``int8g64`` (weight-only, groups of 64), ``w8a8`` (int8
-weights per channel x int8 activations, int32 accumulation), ``w8a16`` (the same product
-against two int8 digits of each activation), ``int4`` (groups of 32, two codes a byte);
-``+vocab`` restricts the output head to the
-``VOCAB`` most frequent tokens of the Wikipedia summaries, ``+skipN`` drops N layers from
-the middle. Compiled vmfbs are cached under ``~/.cache/approxcc/models``. The decode runners
-of a model are built together (they take turns) and freed before the prefill runners,
-which are built one prompt length at a time.
-
-Usage: ``python bench/ml_decode.py [--models smollm2 gemma3] [--variants f32 w8a8 ...]
-[--tokens 24] [--repeats 3] [--json PATH]``. The machine is small and shared: read the
-figures as ratios taken under whatever load there was.
+Usage: ``python bench/ml_decode.py [--models smollm2 gemma3] [--tokens 24] [--repeats 3]
+[--json PATH]``. Figures are medians; the machine is small and shared: read ratios.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import importlib.util
 import json
+import math
 import os
+import subprocess
+import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import jax
@@ -48,27 +51,12 @@ from rich.console import Console
 from rich.table import Table
 
 from workloads.data import wiki
-from workloads.models import MODELS, DecoderModel, load_model
-from workloads.models.decode import (
-    JaxRunner,
-    coverage,
-    frequent_tokens,
-    greedy,
-    nll,
-    prompt_ids,
-    restrict_vocab,
-    skip_layers,
-)
-from workloads.models.iree_decode import IreeRunner
-from workloads.models.weights import (
-    Params,
-    cast_matrices,
-    iter_layers,
-    output_head,
-    quantize_int4,
-    quantize_int8,
-)
+from workloads.models import MODELS, DecoderModel
+from workloads.models.decode import prompt_ids
+from workloads.models.weights import iter_layers, output_head
 
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples" / "ml"
 TEXT = (
     "The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, France. "
     "It is named after the engineer Gustave Eiffel, whose company designed and built the "
@@ -84,77 +72,183 @@ PROMPTS = {
                "Water is made of hydrogen and", "The first president of the United States was"],
 }
 AGREE_TOKENS = 8
-PREFILL_LENGTHS = (128, 512)
-MAX_LEN = 640            # a 512-token prompt and its answer
-VOCAB = 16384
-PREFILL_VARIANTS = ("f32", "w8a8")
-TILE = 32                # rows of an int8 weight's tile
-DEFAULT_VARIANTS = ["f32", "bf16", "f16", "int8", "w8a8", "int4", "int8+vocab", "w8a8+vocab"]
+JAX = "jax.jit"
 
 
-def shortlist(model: DecoderModel) -> np.ndarray:
-    """About ``VOCAB`` frequent tokens, a multiple of ``TILE`` (int8's head in tiles)."""
-    texts = [a.extract for a in wiki.load_summaries()[:4000]]
-    n = VOCAB
-    while len(ids := frequent_tokens(model, texts, n)) % TILE:
-        n -= len(ids) % TILE
-    return ids
+# --- the build ------------------------------------------------------------------------
+
+def load_example(model: str) -> ModuleType:
+    sys.path.insert(0, str(EXAMPLES))   # the examples import kv_decoder beside them
+    spec = importlib.util.spec_from_file_location(f"{model}_decode",
+                                                  EXAMPLES / f"{model}_decode.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def variant_model(model: DecoderModel, variant: str) -> DecoderModel:
-    """``model`` rewritten as ``variant`` (``precision[+vocab][+skipN]``)."""
-    precision, *knobs = variant.split("+")
-    for knob in knobs:
-        if knob == "vocab":
-            model = restrict_vocab(model, shortlist(model))
-        elif knob.startswith("skip"):
-            n, middle = int(knob[4:]), model.config.n_layers // 2
-            model = skip_layers(model, set(range(middle - n // 2, middle - n // 2 + n)))
-        else:
-            raise ValueError(f"unknown knob {knob!r} in {variant!r}")
-    rewrite = {
-        "f32": lambda p: p,
-        "bf16": lambda p: cast_matrices(p, "bfloat16"),
-        "f16": lambda p: cast_matrices(p, "float16"),
-        "int8": lambda p: quantize_int8(p, block=TILE),
-        "int8g64": lambda p: quantize_int8(p, group=64),
-        "w8a8": lambda p: quantize_int8(p, activations="int8"),
-        "w8a16": lambda p: quantize_int8(p, activations="int16"),
-        "int4": lambda p: quantize_int4(p, group=32),
-    }
-    if precision not in rewrite:
-        raise ValueError(f"unknown precision {precision!r}; known: {', '.join(rewrite)}")
-    return model.with_params(rewrite[precision](model.params))
+def build(model: str, out: Path) -> Path:
+    sources = [EXAMPLES / f"{model}_decode.py", EXAMPLES / "kv_decoder.py",
+               *(ROOT / "workloads" / "models").glob("*.py"),   # the traced model code,
+               *(ROOT / "approxcc" / "ml").glob("*.py")]        # its lowering and flags
+    manifest = out / "manifest.json"
+    if not manifest.exists() or manifest.stat().st_mtime < max(s.stat().st_mtime
+                                                                for s in sources):
+        subprocess.run([str(Path(sys.executable).parent / "approxcc"), str(sources[0]), "-o",
+                        str(out), "--target=cpu"], check=True)
+    return manifest
 
 
-def _nbytes(tree: Any) -> int:
-    return sum(np.asarray(a).nbytes for a in jax.tree_util.tree_leaves(tree))
+def knob_values(knobs: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """"knob=label" -> the configuration setting it, for each value of each knob (the others
+    exact), after "exact" itself."""
+    out: dict[str, dict[str, int]] = {"exact": {}}
+    for k in knobs:
+        out |= {f"{k['name']}={k['values'][k['domain'].index(v)]}": {k["name"]: v}
+                for v in k["domain"] if v != k["exact"]}
+    return out
 
 
-def bytes_per_token(params: Params) -> int:
-    """Bytes of weights one decode step reads: every layer weight and the output head (the
-    embedding only for one row, unless it is the head)."""
-    return _nbytes(params["layers"]) + _nbytes(output_head(params)) + _nbytes(
-        params["final_norm"])
+def programs(manifest: Path, fns: list[str]) -> dict[str, Any]:
+    """A program per value of the knobs of `fns` (the others exact), by "knob=label"."""
+    from approxcc.ml.runtime import load
+
+    data = json.loads(manifest.read_text())["functions"]
+    return {label: load(manifest, config={"approxcc": "1", "knobs": {
+                k: {"value": v} for k, v in choice.items()}})
+            for fn in fns for label, choice in knob_values(data[fn]["knobs"]).items()}
 
 
-def prefill_flops(params: Params, tokens: int) -> float:
+def bytes_read(manifest: Path, vocab_size: int, fn: str = "decode_step") -> dict[str, float]:
+    """"knob=label" -> bytes of weights one call of `fn` reads: its variant's weights but an
+    embedding table (vocab_size rows) that an untied, restricted head leaves to gathering."""
+    data = json.loads(manifest.read_text())["functions"][fn]
+    out = {}
+    for label, choice in knob_values(data["knobs"]).items():
+        full = {k["name"]: choice.get(k["name"], k["exact"]) for k in data["knobs"]}
+        variant = next(v for v in data["variants"] if v["choice"] == full)
+        sizes = [(a["shape"], math.prod(a["shape"]) * (0.5 if a["dtype"] == "int4" else
+                                                       np.dtype(a["dtype"]).itemsize))
+                 for a in variant["weight_args"]]  # int4: two codes a byte
+        heads = [s for shape, s in sizes if shape and shape[0] == vocab_size]
+        gathered = max(heads) if len(heads) == 1 and _restricted(full, data) else 0
+        out[label] = sum(s for _, s in sizes) - gathered
+    return out
+
+
+def _restricted(choice: dict[str, Any], fn: dict[str, Any]) -> bool:
+    """The choice substitutes the step (the restricted head: the full table is gathered)."""
+    return any(k["transform"] == "func_substitute" and choice[k["name"]] for k in fn["knobs"])
+
+
+# --- decode ----------------------------------------------------------------------------
+
+class CacheStep:
+    """A decode step `(token, pos, *cache) -> (logits, *cache)`, the cache kept between
+    calls."""
+
+    def __init__(self, fn: Callable[..., tuple[Any, ...]], empty: tuple[Any, ...]) -> None:
+        self.fn, self.empty, self.cache = fn, empty, empty
+
+    def reset(self) -> None:
+        self.cache = self.empty
+
+    def __call__(self, token: int, pos: int) -> np.ndarray:
+        logits, *self.cache = self.fn(np.int32(token), np.int32(pos), *self.cache)
+        return np.asarray(logits).reshape(-1)
+
+
+def rotated(names: list[str], turn: int) -> list[str]:
+    """`names` starting at a different one each turn: an IREE runtime's worker threads keep
+    spinning a moment after a call, slowing whichever runner comes next."""
+    k = turn % len(names)
+    return names[k:] + names[:k]
+
+
+def interleaved_decode(steps: dict[str, CacheStep], ids: list[int], tokens: int,
+                       repeats: int) -> dict[str, float]:
+    """Median seconds per greedy step of each runner, one step each in turn."""
+    times: dict[str, list[float]] = {name: [] for name in steps}
+    for _ in range(repeats):
+        seqs = {name: list(ids) for name in steps}
+        for step in steps.values():
+            step.reset()
+            for pos, token in enumerate(ids[:-1]):
+                step(token, pos)
+        for pos in range(len(ids) - 1, len(ids) - 1 + tokens):
+            for name in rotated(list(steps), pos):
+                start = time.perf_counter()
+                logits = steps[name](seqs[name][-1], pos)
+                times[name].append(time.perf_counter() - start)
+                seqs[name].append(int(np.argmax(logits)))
+    return {name: float(np.median(t)) for name, t in times.items()}
+
+
+def teacher_forced_nll(step: CacheStep, ids: list[int]) -> tuple[float, float]:
+    """Mean next-token NLL of `ids` through decode steps, over the targets the step can
+    produce (finite logit), and the share of those targets."""
+    step.reset()
+    losses = []
+    for pos, (token, target) in enumerate(zip(ids[:-1], ids[1:], strict=True)):
+        logits = step(token, pos).astype(np.float64)
+        if np.isfinite(logits[target]):
+            losses.append(float(np.logaddexp.reduce(logits[np.isfinite(logits)])
+                                - logits[target]))
+    return float(np.mean(losses)), len(losses) / (len(ids) - 1)
+
+
+def greedy_answer(step: CacheStep, ids: list[int], n: int) -> list[int]:
+    step.reset()
+    for pos, token in enumerate(ids[:-1]):
+        step(token, pos)
+    out, pos = list(ids), len(ids) - 1
+    for _ in range(n):
+        out.append(int(np.argmax(step(out[-1], pos))))
+        pos += 1
+    return out[len(ids):]
+
+
+# --- prefill ---------------------------------------------------------------------------
+
+def prefill_flops(params: Any, tokens: int) -> float:
     """2 x tokens x the layers' matrix parameters, plus the head for the last position."""
     layer = sum(int(np.prod(np.shape(a))) for lay in iter_layers(params["layers"])
                 for a in jax.tree_util.tree_leaves(lay) if np.ndim(a) >= 2)
-    head = int(np.prod(getattr(output_head(params), "shape", ())))
+    head = int(np.prod(np.shape(output_head(params))))
     return 2.0 * (tokens * layer + head)
 
 
+def long_prompt(model: DecoderModel, n: int) -> list[int]:
+    """`n` token ids of Wikipedia summaries (the RAG systems' passages)."""
+    text = "\n".join(a.extract for a in wiki.load_summaries()[:200])
+    return model.tokenizer.encode(text)[:n]
+
+
+def interleaved_prefill(runs: dict[str, Callable[[list[int]], Any]], ids: list[int],
+                        repeats: int) -> dict[str, float]:
+    """Median seconds of each `runs[name](ids)` (one warm-up call each), taking turns."""
+    for run in runs.values():
+        run(ids)
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for repeat in range(repeats):
+        for name in rotated(list(runs), repeat):
+            start = time.perf_counter()
+            runs[name](ids)
+            times[name].append(time.perf_counter() - start)
+    return {name: float(np.median(t)) for name, t in times.items()}
+
+
+# --- the machine -----------------------------------------------------------------------
+
 def measure_bandwidth(repeats: int = 5) -> float:
-    """GB/s of one numpy pass (a sum) over 512 MiB, the best of ``repeats``."""
+    """GB/s of one numpy pass (a sum) over 512 MiB, the best of `repeats`."""
     a = np.ones(1 << 27, np.float32)
     best = min(_timed(a.sum) for _ in range(repeats))
     return a.nbytes / best / 1e9
 
 
 def measure_matmul_peak(repeats: int = 5) -> float:
-    """GFLOP/s of numpy's float32 2048^3 matmul (its BLAS), the best of ``repeats``."""
+    """GFLOP/s of numpy's float32 2048^3 matmul (its BLAS), the best of `repeats`."""
     a = np.random.default_rng(0).standard_normal((2048, 2048)).astype(np.float32)
     best = min(_timed(lambda: a @ a) for _ in range(repeats))
     return 2 * 2048**3 / best / 1e9
@@ -166,12 +260,7 @@ def _timed(fn: Any) -> float:
     return time.perf_counter() - t0
 
 
-def long_prompt(model: DecoderModel, n: int) -> list[int]:
-    """``n`` token ids of Wikipedia summaries (the RAG systems' passages)."""
-    text = "\n".join(a.extract for a in wiki.load_summaries()[:200])
-    ids = model.tokenizer.encode(text)
-    return ids[:n]
-
+# --- rows ------------------------------------------------------------------------------
 
 @dataclass
 class Row:
@@ -179,65 +268,101 @@ class Row:
     variant: str
     decode_ms: float = float("nan")
     floor_ms: float = float("nan")
-    bytes_per_token: int = 0
+    bytes_per_token: float = 0
     prefill_tok_s: dict[int, float] = field(default_factory=dict)
     prefill_gflops: dict[int, float] = field(default_factory=dict)
     jax_prefill_tok_s: dict[int, float] = field(default_factory=dict)
     nll: float = float("nan")
     coverage: float = 1.0
     agreement: float = float("nan")
-    compile_s: float = 0.0
 
     def floor_share(self) -> float:
         return self.floor_ms / self.decode_ms
 
 
-def answers(runner: Any, model: DecoderModel) -> dict[str, list[int]]:
-    return {p: greedy(runner, model.tokenizer, prompt_ids(model, p), AGREE_TOKENS).ids
-            for p in PROMPTS[model.name]}
+def bench_model(name: str, args: argparse.Namespace, bandwidth: float,
+                console: Console) -> tuple[list[Row], DecoderModel]:
+    t0 = time.perf_counter()
+    manifest = build(name, args.build_root / name)
+    example = load_example(name)
+    dec = example.DECODER
+    model: DecoderModel = dec.model
+    console.print(f"{name}: built and loaded in {time.perf_counter() - t0:.0f} s")
+    rows: dict[str, Row] = {}
 
+    params = jax.device_put(model.params)
+    jit_step = jax.jit(example.decode_step)
+    steps = {label: CacheStep(prog.decode_step.on_device, dec.cache)
+             for label, prog in programs(manifest, ["decode_step"]).items()}
+    steps[JAX] = CacheStep(lambda *a: jit_step(params, *a), jax.device_put(dec.cache))
+    sizes = bytes_read(manifest, model.config.vocab_size)
+    text_ids = model.tokenizer.encode(TEXT)
+    exact: dict[str, list[int]] = {}
+    for label, step in steps.items():
+        row = rows[label] = Row(name, label)
+        if label in sizes:
+            row.bytes_per_token = sizes[label]
+            row.floor_ms = sizes[label] / bandwidth / 1e6
+        row.nll, row.coverage = teacher_forced_nll(step, text_ids)
+        got = {p: greedy_answer(step, prompt_ids(model, p), AGREE_TOKENS)
+               for p in PROMPTS[name]}
+        exact = exact or got
+        row.agreement = sum(got[p] == exact[p] for p in got) / len(got)
+    first = prompt_ids(model, PROMPTS[name][0])
+    for label, s in interleaved_decode(steps, first, args.tokens, args.repeats).items():
+        row = rows[label]
+        row.decode_ms = s * 1e3
+        floor = (f", floor {row.floor_ms:.1f} ms ({row.floor_share():.0%})"
+                 if row.bytes_per_token else "")
+        console.print(f"  {label}: decode {row.decode_ms:.1f} ms/token{floor}, NLL "
+                      f"{row.nll:.3f} (cover {row.coverage:.2f}), agreement {row.agreement:.2f}")
+    del steps
+    gc.collect()
 
-def time_decode(runners: list[IreeRunner], ids: list[int], tokens: int) -> list[float]:
-    """Median ms per decode step of each runner over ``tokens`` forced greedy steps, the
-    runners taking turns step by step; the first step is excluded."""
-    state = [(int(np.argmax(r.prefill(ids))), len(ids)) for r in runners]
-    times: list[list[float]] = [[] for _ in runners]
-    for _ in range(tokens):
-        for i, r in enumerate(runners):
-            token, pos = state[i]
-            t0 = time.perf_counter()
-            logits = r.decode(token, pos)
-            times[i].append(time.perf_counter() - t0)
-            state[i] = (int(np.argmax(logits)), pos + 1)
-    return [float(np.median(t[1:] or t)) * 1e3 for t in times]
+    from kv_decoder import PREFILL_LENS, Steps  # beside the examples (load_example)
 
-
-def time_prefill(runs: dict[str, Any], ids: list[int], repeats: int) -> dict[str, float]:
-    """Median seconds of each ``runs[name](ids)``, taking turns; one warm-up call each."""
-    for run in runs.values():
-        run(ids)
-    times: dict[str, list[float]] = {name: [] for name in runs}
-    for _ in range(repeats):
-        for name, run in runs.items():
-            times[name].append(_timed(lambda run=run: run(ids)))
-    return {name: float(np.median(t)) for name, t in times.items()}
+    decode = programs(manifest, ["decode_step"])["exact"].decode_step.on_device
+    jit_fills = {fn: jax.jit(getattr(example, fn)) for fn in PREFILL_LENS}
+    for fn, n in PREFILL_LENS.items():
+        prompt = long_prompt(model, n + 1)   # n into the cache, the last a decode step
+        runs = {label: Steps(dec, {fn: getattr(prog, fn).on_device}, decode).prefill
+                for label, prog in programs(manifest, [fn]).items()}
+        runs[JAX] = Steps(dec, {fn: lambda *a, f=jit_fills[fn]: f(params, *a)},
+                          lambda *a: jit_step(params, *a)).prefill
+        seconds = interleaved_prefill(runs, prompt, args.repeats)
+        del runs
+        gc.collect()
+        flops = prefill_flops(model.params, n)
+        for label, s in seconds.items():
+            # the prefill knob's values share the exact decode rows: "prefill_weights=w8a8"
+            row = rows.setdefault(label.replace(f"{fn}_", "prefill_"),
+                                  Row(name, label.replace(f"{fn}_", "prefill_")))
+            row.prefill_tok_s[n] = n / s
+            row.prefill_gflops[n] = flops / s / 1e9
+        for row in rows.values():
+            row.jax_prefill_tok_s[n] = n / seconds[JAX]
+        console.print(f"  prefill {n}: " + ", ".join(f"{k} {n / s:.0f} tok/s"
+                                                   for k, s in seconds.items()))
+    return list(rows.values()), model
 
 
 def llama_cpp_row(model: DecoderModel, path: Path, tokens: int, repeats: int,
-                  threads: int, prefill_lengths: list[int]) -> Row | None:
+                  threads: int) -> Row | None:
     """llama.cpp on the GGUF file itself (its own quantization), our token ids."""
     try:
         import llama_cpp
     except ImportError:
         return None
-    # Without llama.cpp's extra buffer types (weights repacked for AMX): this VM reports
-    # AMX-INT8 but faults in libggml-cpu when that path runs (a GPF in the first eval).
+    # Without llama.cpp's extra buffer types (weights repacked for AMX): a VM that reports
+    # AMX-INT8 faulted in libggml-cpu when that path ran (a GPF in the first eval).
     defaults = llama_cpp.llama_cpp.llama_model_default_params
 
     def model_params() -> Any:
         params = defaults()
         params.use_extra_bufts = False
         return params
+
+    from kv_decoder import MAX_LEN, PREFILL_LENS
 
     llama_cpp.llama_cpp.llama_model_default_params = model_params
     row = Row(model.name, f"llama.cpp ({path.name.split('.')[-2].split('-')[-1]})")
@@ -253,80 +378,21 @@ def llama_cpp_row(model: DecoderModel, path: Path, tokens: int, repeats: int,
     logits = np.asarray(llm.scores[:len(ids) - 1], np.float64)
     logp = logits - np.logaddexp.reduce(logits, axis=1, keepdims=True)
     row.nll = float(-np.mean(logp[np.arange(len(ids) - 1), ids[1:]]))
-    for n in prefill_lengths:
-        prompt = long_prompt(model, n)
 
-        def run(p: list[int]) -> None:
-            llm.reset()
-            llm.eval(p)
-        row.prefill_tok_s[n] = n / time_prefill({"llama": run}, prompt, repeats)["llama"]
-    first = prompt_ids(model, PROMPTS[model.name][0])
-    llm.reset()
-    llm.eval(first)
+    def run(p: list[int]) -> None:
+        llm.reset()
+        llm.eval(p)
+
+    for n in PREFILL_LENS.values():
+        row.prefill_tok_s[n] = n / interleaved_prefill({"llama": run}, long_prompt(model, n),
+                                                       repeats)["llama"]
+    run(prompt_ids(model, PROMPTS[model.name][0]))
     steps = []
     for _ in range(tokens):
         token = int(np.argmax(llm.scores[llm.n_tokens - 1]))
-        t0 = time.perf_counter()
-        llm.eval([token])
-        steps.append(time.perf_counter() - t0)
+        steps.append(_timed(lambda token=token: llm.eval([token])))
     row.decode_ms = float(np.median(steps[1:])) * 1e3
     return row
-
-
-def bench_model(name: str, variants: list[str], args: argparse.Namespace, bandwidth: float,
-                peak: float, console: Console) -> list[Row]:
-    t0 = time.perf_counter()
-    model = load_model(name)
-    console.print(f"{name}: loaded in {time.perf_counter() - t0:.1f} s")
-    text_ids = model.tokenizer.encode(TEXT)
-    rows: list[Row] = []
-    runners: list[IreeRunner] = []
-    exact: dict[str, list[int]] = {}
-    prefill_models: dict[str, DecoderModel] = {}  # stacked, for the prefill runners
-    for variant in variants:
-        m = variant_model(model, variant)
-        # decode only: prompts go through decode steps here; prefill is timed below
-        runner = IreeRunner(m, max_len=MAX_LEN, variant=variant, prefill_len=0)
-        if variant in PREFILL_VARIANTS:
-            prefill_models[variant] = runner.model
-        row = Row(name, variant, bytes_per_token=bytes_per_token(runner.model.params),
-                  compile_s=runner.compile_s, nll=nll(m, text_ids),
-                  coverage=coverage(m, text_ids))
-        row.floor_ms = row.bytes_per_token / bandwidth / 1e6
-        got = answers(runner, m)
-        exact = exact or got
-        row.agreement = sum(got[p] == exact[p] for p in got) / len(got)
-        console.print(f"  {variant}: compiled in {row.compile_s:.0f} s, NLL {row.nll:.3f}")
-        rows.append(row)
-        runners.append(runner)
-    first = prompt_ids(model, PROMPTS[name][0])
-    for row, ms in zip(rows, time_decode(runners, first, args.tokens), strict=True):
-        row.decode_ms = ms
-        console.print(f"  {row.variant}: decode {ms:.1f} ms/token, floor {row.floor_ms:.1f} ms "
-                      f"({row.floor_share():.0%}), agreement {row.agreement:.2f}")
-    del runners, runner
-    gc.collect()
-    # prefill of 128 and 512 tokens: the exact model and W8A8, beside jax.jit
-    by_variant = {row.variant: row for row in rows}
-    for n in args.prefill_lengths:
-        prompt = long_prompt(model, n)
-        runs: dict[str, Any] = {"jax": JaxRunner(model, MAX_LEN).prefill}
-        for variant, m in prefill_models.items():
-            runs[variant] = IreeRunner(m, max_len=MAX_LEN, prefill_len=n,
-                                       variant=variant).prefill
-            by_variant[variant].compile_s += runs[variant].__self__.compile_s
-        seconds = time_prefill(runs, prompt, args.repeats)
-        del runs
-        gc.collect()
-        for row in rows:
-            if row.variant in seconds:
-                row.prefill_tok_s[n] = n / seconds[row.variant]
-                flops = prefill_flops(prefill_models[row.variant].params, n)
-                row.prefill_gflops[n] = flops / seconds[row.variant] / 1e9
-            row.jax_prefill_tok_s[n] = n / seconds["jax"]
-        console.print(f"  prefill {n}: " + ", ".join(f"{k} {n / s:.0f} tok/s"
-                                                   for k, s in seconds.items()))
-    return rows
 
 
 def report(rows: list[Row], bandwidth: float, peak: float, console: Console) -> None:
@@ -341,70 +407,65 @@ def report(rows: list[Row], bandwidth: float, peak: float, console: Console) -> 
         g512 = r.prefill_gflops.get(512)
         j128, j512 = r.jax_prefill_tok_s.get(128), r.jax_prefill_tok_s.get(512)
         table.add_row(
-            r.model, r.variant, f"{r.decode_ms:.1f}",
+            r.model, r.variant, "" if math.isnan(r.decode_ms) else f"{r.decode_ms:.1f}",
             f"{r.floor_ms:.1f}" if r.bytes_per_token else "",
             f"{r.floor_share():.0%}" if r.bytes_per_token else "",
             f"{r.bytes_per_token / 1e6:.0f}" if r.bytes_per_token else "",
             f"{p128:.0f}" if p128 else "", f"{p512:.0f}" if p512 else "",
             f"{g512 / peak:.0%}" if g512 else "",
             f"{j128:.0f} / {j512:.0f}" if j128 and j512 else "",
-            f"{r.nll:.3f}", f"{r.coverage:.2f}",
-            "" if np.isnan(r.agreement) else f"{r.agreement:.2f}")
+            "" if math.isnan(r.nll) else f"{r.nll:.3f}", f"{r.coverage:.2f}",
+            "" if math.isnan(r.agreement) else f"{r.agreement:.2f}")
     console.print(table)
+
+
+def write_json(path: Path, rows: list[Row], machine: dict[str, float]) -> None:
+    """Per model and variant: decode_ms, floor_ms, prefill_tok_s and jax_prefill_tok_s (512
+    tokens, else 128; `..._by_len` has both), nll, and the rest of the row."""
+    out: dict[str, Any] = {**machine, "models": {}}
+    for r in rows:
+        entry = asdict(r)
+        entry["prefill_tok_s"] = r.prefill_tok_s.get(512, r.prefill_tok_s.get(128))
+        entry["jax_prefill_tok_s"] = r.jax_prefill_tok_s.get(512, r.jax_prefill_tok_s.get(128))
+        entry["prefill_tok_s_by_len"] = r.prefill_tok_s
+        entry["jax_prefill_tok_s_by_len"] = r.jax_prefill_tok_s
+        out["models"].setdefault(r.model, {})[r.variant] = entry
+    path.write_text(json.dumps(out, indent=1, default=float))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=["smollm2", "gemma3"])
-    parser.add_argument("--variants", nargs="+", default=DEFAULT_VARIANTS)
     parser.add_argument("--tokens", type=int, default=24)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--prefill-lengths", type=int, nargs="*", default=list(PREFILL_LENGTHS),
-                        help="prompt lengths of the prefill timings (none: decode only)")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1,
                         help="llama.cpp threads (IREE's local-task uses every core)")
+    parser.add_argument("--build-root", type=Path, default=ROOT / "build" / "bench_ml")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    if args.variants[0] != "f32":
-        args.variants = ["f32", *[v for v in args.variants if v != "f32"]]
     console = Console(width=200)
     bandwidth, peak = measure_bandwidth(), measure_matmul_peak()
     console.print(f"numpy: {bandwidth:.1f} GB/s one pass, f32 matmul {peak:.0f} GFLOP/s")
+    machine = {"bandwidth_gb_s": bandwidth, "matmul_gflop_s": peak}
     rows: list[Row] = []
     for name in args.models:
-        rows += bench_model(name, args.variants, args, bandwidth, peak, console)
-        if args.json:  # after every step: a later one may not finish
-            write_json(args.json, rows, {"bandwidth_gb_s": bandwidth, "matmul_gflop_s": peak})
-        model = load_model(name)
-        peer = llama_cpp_row(model, MODELS[name][0](), args.tokens, args.repeats, args.threads,
-                             args.prefill_lengths)
+        model_rows, model = bench_model(name, args, bandwidth, console)
+        rows += model_rows
+        peer = llama_cpp_row(model, MODELS[name][0](), args.tokens, args.repeats, args.threads)
         if peer is None:
             console.print("  llama.cpp: llama-cpp-python is not installed (the bench extra)")
-            continue
-        console.print(f"  {peer.variant}: decode {peer.decode_ms:.1f} ms/token, prefill "
-                      f"{peer.prefill_tok_s}, NLL {peer.nll:.3f}")
-        rows.append(peer)
-        if args.json:
-            write_json(args.json, rows, {"bandwidth_gb_s": bandwidth, "matmul_gflop_s": peak})
+        else:
+            console.print(f"  {peer.variant}: decode {peer.decode_ms:.1f} ms/token, prefill "
+                          f"{peer.prefill_tok_s}, NLL {peer.nll:.3f}")
+            rows.append(peer)
+        if args.json:  # after every model: a later one may not finish
+            write_json(args.json, rows, machine)
     bandwidth_end, peak_end = measure_bandwidth(), measure_matmul_peak()
     console.print(f"numpy at the end: {bandwidth_end:.1f} GB/s, {peak_end:.0f} GFLOP/s")
     report(rows, bandwidth, peak, console)
     if args.json:
-        write_json(args.json, rows, {"bandwidth_gb_s": bandwidth, "matmul_gflop_s": peak,
-                                     "bandwidth_gb_s_end": bandwidth_end,
+        write_json(args.json, rows, {**machine, "bandwidth_gb_s_end": bandwidth_end,
                                      "matmul_gflop_s_end": peak_end})
-
-
-def write_json(path: Path, rows: list[Row], machine: dict[str, float]) -> None:
-    out: dict[str, Any] = {**machine, "models": {}}
-    for r in rows:
-        entry = asdict(r)
-        entry["prefill_tok_s"] = r.prefill_tok_s.get(512, r.prefill_tok_s.get(128))
-        entry["jax_prefill_tok_s"] = r.jax_prefill_tok_s.get(512)
-        entry["prefill_tok_s_by_len"] = r.prefill_tok_s
-        entry["jax_prefill_tok_s_by_len"] = r.jax_prefill_tok_s
-        out["models"].setdefault(r.model, {})[r.variant] = entry
-    path.write_text(json.dumps(out, indent=1, default=float))
 
 
 if __name__ == "__main__":

@@ -1,21 +1,18 @@
-"""One matrix-vector product in each weight format of ``weights.linear``, through IREE llvm-cpu.
+"""One matrix-vector product in each weight format approxcc's knobs store, through the user
+path (a decorated module built with approxcc, run by its runtime).
 
 The product is the decode step's unit of work (batch 1: every weight read once), by
 default a quarter of Gemma 3 270M's output head (65536 x 640, larger than the L2 caches).
-Each format is traced as the decode step traces it (``iree_decode.decode_mode`` and its
-flags), its weights served as parameters; the formats take turns call by call and the
-median ms per call is printed with the GB/s of weights it reads, beside numpy's one-pass
-bandwidth measured in the same run (the floor: bytes over bandwidth).
+The module (written to the build folder) is ``matvec(params, x) = x @ params["w"].T`` with a
+``weights`` (quantize) and a ``precision`` knob; a format is one value of one knob, the other
+exact: ``f32`` (exact), ``bf16``/``f16`` (precision), ``int8``, ``int4-gN``, ``w8a8``
+(quantize). The formats take turns call by call and the median ms per call is printed with
+the GB/s of weights it reads, beside numpy's one-pass bandwidth measured in the same run
+(the floor: bytes over bandwidth).
 
-``tiles-<fmt>`` (f32, bf16, f16, int8, int4-gN) are ``approxcc.ml.packed`` tiles of 32 output
-rows, what approxcc's ``quantize``/``precision`` variants store for a decode step's matvecs;
-the others are ``workloads.models.weights`` formats as ``iree_decode`` traces them.
-
-``--dump DIR`` writes each format's executable sources and assembly under ``DIR/<format>``
-and prints the instruction mix of its per-call dispatches: a widening matvec over
-``(out, in)`` rows shows the transposes (``vpermt2ps``) and stack spills (``vmovaps``)
-that make it slower than float32; over tiles of 32 rows, only loads, widenings and
-multiply-adds.
+``--dump DIR`` recompiles each format's StableHLO with the build's flags, writing its
+executable sources and assembly under ``DIR/<format>``, and prints the instruction mix of
+its per-call dispatches.
 
 Usage: ``python bench/ml_matvec.py [--rows 65536] [--cols 640] [--calls 15] [--dump DIR]
 [--formats f32 int8 ...]``. Shared machine: read ratios, not absolute times.
@@ -25,85 +22,80 @@ from __future__ import annotations
 
 import argparse
 import collections
+import json
 import re
 import subprocess
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import iree.runtime as ireert
-import jax
 import numpy as np
-from ml_decode import TILE, measure_bandwidth
+from ml_decode import ROOT, bytes_read, knob_values, measure_bandwidth
 from rich.console import Console
 from rich.table import Table
 
-from approxcc.ml.packed import Packed, pack, storage_bytes
-from workloads.models.iree_decode import (
-    MODE_FLAGS,
-    compile_mlir,
-    decode_mode,
-    export_mlir,
-    iree_compile_path,
-)
-from workloads.models.iree_parameters import as_parameters, parameters_module
-from workloads.models.weights import (
-    Weight,
-    cast_matrices,
-    linear,
-    quantize_int4,
-    quantize_int8,
-)
+from approxcc.ml.build import build_model
+from approxcc.ml.iree import iree_compile, target_flags
+from approxcc.ml.runtime import load
 
-FORMATS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
-    "f32": lambda p: p,
-    "bf16": lambda p: cast_matrices(p, "bfloat16"),
-    "int8-rows": lambda p: quantize_int8(p, group=0),
-    "int8g64": lambda p: quantize_int8(p, group=64),
-    "int8": lambda p: quantize_int8(p, block=TILE),
-    "w8a8": lambda p: quantize_int8(p, activations="int8"),
-    "w8a16": lambda p: quantize_int8(p, activations="int16"),
-    "int4": lambda p: quantize_int4(p, group=32),
-    **{f"tiles-{fmt}": lambda p, fmt=fmt: {"w": pack(p["w"], fmt)}
-       for fmt in ("f32", "bf16", "f16", "int8", "int4-g32", "int4-g128", "int4-g640")},
-}
+QUANT = ["none", "int8", "int4-g32", "int4-g128", "int4-g640", "w8a8"]
+PRECISION = ["f32", "bf16", "f16"]
+FORMATS = ["f32", *PRECISION[1:], *QUANT[1:]]
+MODULE = '''"""bench/ml_matvec.py's product (generated)."""
+import numpy as np
+
+from approxcc import approx
+
+W = np.load("{w}")
+X = np.load("{x}")
+
+
+@approx.knob("weights", transform="quantize", values={quant})
+@approx.knob("precision", transform="precision", values={precision})
+def matvec(params, x):
+    return x @ params["w"].T
+
+
+APPROX_EXAMPLE_ARGS = {{"matvec": ({{"w": W}}, X)}}
+'''
 MNEMONIC = re.compile(r"^\s+([a-z][a-z0-9]*)\b", re.M)
 FUNCTION = re.compile(r"^main_dispatch\w*:\s*$(.*?)^\.Lfunc_end", re.M | re.S)
 
 
-def build(w: Weight, x: np.ndarray, name: str, dump: Path | None) -> tuple[Any, int]:
-    """The compiled product ``x @ w.T`` (an IREE function) and the bytes of its weights."""
-    mode = "reduce" if isinstance(w, Packed) else decode_mode({"w": w})
-    leaves = [np.asarray(a) for a in jax.tree_util.tree_leaves(w)]
-    product = (lambda w, x: w.matvec(x)) if isinstance(w, Packed) else (lambda w, x: linear(x, w))
-    mlir = as_parameters(export_mlir(product, w, x, mode=mode), len(leaves))
-    flags = MODE_FLAGS[mode]
-    compiled = compile_mlir(mlir, f"matvec-{name}-{x.shape[1]}", flags).vmfb
-    if dump:
-        out = dump / name
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "matvec.mlir").write_text(mlir)
-        subprocess.run([iree_compile_path(), *flags,
-                        f"--iree-hal-dump-executable-sources-to={out}",
-                        f"--iree-hal-dump-executable-files-to={out}", str(out / "matvec.mlir"),
-                        "-o", str(out / "matvec.vmfb")], check=True)
-    config = ireert.Config("local-task")
-    context = ireert.SystemContext(config=config)
-    leaves = [storage_bytes(a) for a in leaves]   # int4: two codes a byte
-    context.add_vm_module(parameters_module(config.vm_instance, leaves))
-    module = ireert.VmModule.mmap(config.vm_instance, str(compiled))
-    context.add_vm_module(module)
-    return context.modules[module.name]["main"], sum(a.nbytes for a in leaves)
+def build(w: np.ndarray, x: np.ndarray, out: Path) -> Path:
+    """The module for `w` and `x`, built into `out` (vmfbs kept across runs)."""
+    out.mkdir(parents=True, exist_ok=True)
+    np.save(out / "w.npy", w)
+    np.save(out / "x.npy", x)
+    source = out / "matvec.py"
+    source.write_text(MODULE.format(w=out / "w.npy", x=out / "x.npy", quant=QUANT,
+                                    precision=PRECISION))
+    return build_model(source, out / "build").path
 
 
-def instruction_mix(out: Path, top: int = 6) -> str:
-    """The commonest instructions of the per-call dispatches in ``out``'s assembly."""
+def label_of(fmt: str) -> str:
+    return "exact" if fmt == "f32" else (f"precision={fmt}" if fmt in PRECISION
+                                         else f"weights={fmt}")
+
+
+def dump_variant(manifest: Path, label: str, out: Path) -> str:
+    """The instruction mix of the per-call dispatches of `label`'s variant, recompiled with
+    its flags and dumped under `out`."""
+    fn = json.loads(manifest.read_text())["functions"]["matvec"]
+    choice = {k["name"]: k["exact"] for k in fn["knobs"]} | knob_values(fn["knobs"])[label]
+    variant = next(v for v in fn["variants"] if v["choice"] == choice)
+    out.mkdir(parents=True, exist_ok=True)
+    flags = target_flags("cpu", variant["widens"], variant["matrix"])
+    subprocess.run([iree_compile(), str(manifest.parent / variant["mlir"]),
+                    "--iree-input-type=stablehlo", *flags,
+                    f"--iree-hal-dump-executable-sources-to={out}",
+                    f"--iree-hal-dump-executable-files-to={out}", "-o", str(out / "m.vmfb")],
+                   check=True)
     counts: collections.Counter[str] = collections.Counter()
     for asm in out.glob("*.s"):
         for body in FUNCTION.findall(asm.read_text()):
             counts.update(MNEMONIC.findall(body))
-    return ", ".join(f"{op} {n}" for op, n in counts.most_common(top))
+    return ", ".join(f"{op} {n}" for op, n in counts.most_common(6))
 
 
 def main() -> None:
@@ -111,27 +103,31 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=65536)
     parser.add_argument("--cols", type=int, default=640)
     parser.add_argument("--calls", type=int, default=15)
-    parser.add_argument("--formats", nargs="+", default=list(FORMATS), choices=list(FORMATS))
+    parser.add_argument("--formats", nargs="+", default=FORMATS, choices=FORMATS)
     parser.add_argument("--dump", type=Path)
+    parser.add_argument("--build-root", type=Path, default=ROOT / "build" / "ml_matvec")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     w32 = rng.standard_normal((args.rows, args.cols)).astype(np.float32)
     x = rng.standard_normal((1, args.cols)).astype(np.float32)
     exact = x @ w32.T
+    manifest = build(w32, x, args.build_root / f"{args.rows}x{args.cols}")
+    sizes = bytes_read(manifest, -1, "matvec")
     fns: dict[str, Any] = {}
-    sizes: dict[str, int] = {}
     errors: dict[str, float] = {}
-    for name in args.formats:
-        fns[name], sizes[name] = build(FORMATS[name]({"w": w32})["w"], x, name, args.dump)
-        got = np.asarray(fns[name](x).to_host())
-        errors[name] = float(np.abs(got - exact).max() / np.abs(exact).max())
+    for fmt in args.formats:
+        choice = knob_values(json.loads(manifest.read_text())["functions"]["matvec"]["knobs"])
+        prog = load(manifest, config={"approxcc": "1", "knobs": {
+            k: {"value": v} for k, v in choice[label_of(fmt)].items()}})
+        fns[fmt] = prog.matvec
+        errors[fmt] = float(np.abs(np.asarray(fns[fmt](x)) - exact).max() / np.abs(exact).max())
     bandwidth = measure_bandwidth()
-    times: dict[str, list[float]] = {name: [] for name in fns}
+    times: dict[str, list[float]] = {fmt: [] for fmt in fns}
     for _ in range(args.calls):
-        for name, fn in fns.items():
+        for fmt, fn in fns.items():
             t0 = time.perf_counter()
-            fn(x).to_host()
-            times[name].append(time.perf_counter() - t0)
+            fn(x)
+            times[fmt].append(time.perf_counter() - t0)
     console = Console(width=200)
     table = Table(title=f"{args.rows}x{args.cols} matvec, IREE llvm-cpu local-task; numpy "
                         f"{bandwidth:.1f} GB/s one pass")
@@ -142,14 +138,15 @@ def main() -> None:
     for col in columns:
         table.add_column(col, justify="right")
     base = float(np.median(times[args.formats[0]]))
-    for name in fns:
-        ms = float(np.median(times[name])) * 1e3
-        floor = sizes[name] / bandwidth / 1e6
-        cells = [name, f"{ms:.2f}", f"{base * 1e3 / ms:.2f}", f"{sizes[name] / 1e6:.1f}",
-                 f"{sizes[name] / ms / 1e6:.1f}", f"{floor:.2f}", f"{floor / ms:.0%}",
-                 f"{errors[name]:.1e}"]
+    for fmt in fns:
+        ms = float(np.median(times[fmt])) * 1e3
+        size = sizes[label_of(fmt)]
+        floor = size / bandwidth / 1e6
+        cells = [fmt, f"{ms:.2f}", f"{base * 1e3 / ms:.2f}", f"{size / 1e6:.1f}",
+                 f"{size / ms / 1e6:.1f}", f"{floor:.2f}", f"{floor / ms:.0%}",
+                 f"{errors[fmt]:.1e}"]
         if args.dump:
-            cells.append(instruction_mix(args.dump / name))
+            cells.append(dump_variant(manifest, label_of(fmt), args.dump / fmt))
         table.add_row(*cells)
     console.print(table)
 

@@ -1,13 +1,15 @@
-"""Per-dispatch profile of one IREE decode step or prefill of a real model.
+"""Per-dispatch profile of one variant of a real model's build (`make bench-ml`'s).
 
-Builds (or reads from the cache) the same vmfbs as ``bench/ml_decode.py``, writes the
-weights as a parameter archive and the step's inputs as ``.npy`` files, runs the step under
-``iree-benchmark-module`` with IREE's host-execution profiling, and prints the time of each
+Takes the variant's vmfb and weights from the build's manifest (building
+examples/ml/<model>_decode.py first when needed, as bench/ml_decode.py does), writes the
+weights as a parameter archive and the step's inputs as `.npy` files, runs the step under
+`iree-benchmark-module` with IREE's host-execution profiling, and prints the time of each
 dispatch (mean per call), grouped by what it does: the output head (the rows of the
 vocabulary), the layers' matrix products, attention, norms and the rest.
 
-Usage: ``python bench/ml_profile.py [--model gemma3] [--variant f32] [--step decode|prefill]
-[--prefill-len 512] [--calls 5]``.
+Usage: ``python bench/ml_profile.py [--model gemma3] [--fn decode_step|prefill|prefill_long]
+[--set weights=int8 ...] [--calls 5]`` (``--set KNOB=LABEL``: that value of one of the
+function's knobs, the others exact).
 """
 
 from __future__ import annotations
@@ -20,25 +22,23 @@ import sys
 import tempfile
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import iree.runtime as ireert
-import jax
 import numpy as np
-from ml_decode import MAX_LEN, long_prompt, variant_model
+from ml_decode import ROOT, build
 from rich.console import Console
 from rich.table import Table
 
-from workloads.models import load_model
-from workloads.models.decode import pad_prompt
-from workloads.models.iree_decode import IreeRunner
-from workloads.models.iree_parameters import SCOPE
+from approxcc.ml.build import PARAMETER_SCOPE
 
 PRODUCTS = re.compile(r"matvec|vecmat|matmul|mmt4d|batch_matmul|contract")
+VOCAB = {"gemma3": 262144, "smollm2": 49152}
 
 
 def kind(name: str, vocab: int) -> str:
     """What a dispatch does, from its name (``main_dispatch_7_matvec_like_1536x576_f32``)."""
-    if str(vocab) in name or f"{vocab // 2}" in name:
+    if str(vocab) in name or f"{vocab // 32}" in name:
         return "output head"
     if "attention" in name or "softmax" in name:
         return "attention"
@@ -51,27 +51,44 @@ def kind(name: str, vocab: int) -> str:
     return "elementwise and other"
 
 
-def profile(runner: IreeRunner, step: str, inputs: list[np.ndarray], calls: int,
+def variant_of(fn: dict[str, Any], settings: list[str]) -> dict[str, Any]:
+    """The manifest entry of the variant with `settings` ("knob=label"), the others exact."""
+    choice = {k["name"]: k["exact"] for k in fn["knobs"]}
+    for setting in settings:
+        name, _, label = setting.partition("=")
+        knob = next((k for k in fn["knobs"] if k["name"] == name), None)
+        if knob is None or label not in map(str, knob["values"]):
+            raise SystemExit(f"no knob value {setting!r}; knobs: "
+                             + "; ".join(f"{k['name']}={'|'.join(map(str, k['values']))}"
+                                         for k in fn["knobs"]))
+        choice[name] = knob["domain"][[str(v) for v in knob["values"]].index(label)]
+    return next(v for v in fn["variants"] if v["choice"] == choice)
+
+
+def zeros(sig: dict[str, Any]) -> np.ndarray:
+    return np.zeros(sig["shape"], sig["dtype"])
+
+
+def profile(root: Path, variant: dict[str, Any], inputs: list[np.ndarray], calls: int,
             work: Path) -> dict[str, float]:
-    """Mean ms per call of ``step`` (``prefill`` or ``decode``) spent in each dispatch
-    function (all its invocations in the call: one a layer for most)."""
+    """Mean ms per call spent in each dispatch function of `variant` (all its invocations
+    in the call: one a layer for most)."""
     index = ireert.ParameterIndex()
-    for k, array in enumerate(runner.weights):
-        data = np.ascontiguousarray(array)
-        index.add_buffer(f"p{k}", data.view(np.uint16) if data.dtype.itemsize == 2
-                         and data.dtype.kind == "V" else data)
+    with np.load(root / variant["weights"]) as npz:
+        for i in range(len(npz.files)):
+            index.add_buffer(f"p{i}", np.ascontiguousarray(npz[f"arr_{i}"]))
     archive = work / "weights.irpa"
     index.create_archive_file(str(archive))
     flags = []
-    for i, value in enumerate(inputs):
+    for i in variant["input_args"]:
         path = work / f"in{i}.npy"
-        np.save(path, value)
+        np.save(path, inputs[i])
         flags.append(f"--input=@{path}")
     out = work / "step.ireeprof"
     bench = Path(sys.executable).parent / "iree-benchmark-module"
-    subprocess.run([str(bench), f"--module={runner.compiled[step].vmfb}",
-                    f"--parameters={SCOPE}={archive}", "--function=main", "--device=local-task",
-                    "--device_profiling_mode=host-execution",
+    subprocess.run([str(bench), f"--module={root / variant['vmfb']['cpu']}",
+                    f"--parameters={PARAMETER_SCOPE}={archive}", "--function=main",
+                    "--device=local-task", "--device_profiling_mode=host-execution",
                     f"--device_profiling_output={out}", f"--benchmark_min_time={calls}x",
                     *flags], check=True, capture_output=True, text=True)
     stats = subprocess.run([str(bench.parent / "iree-profile"), "statistics", "--format=jsonl",
@@ -91,34 +108,35 @@ def profile(runner: IreeRunner, step: str, inputs: list[np.ndarray], calls: int,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="gemma3")
-    parser.add_argument("--variant", default="f32")
-    parser.add_argument("--step", choices=["decode", "prefill"], default="decode")
-    parser.add_argument("--prefill-len", type=int, default=512)
+    parser.add_argument("--model", default="gemma3", choices=list(VOCAB))
+    parser.add_argument("--fn", default="decode_step",
+                        choices=["decode_step", "prefill", "prefill_long"])
+    parser.add_argument("--set", action="append", default=[], metavar="KNOB=LABEL")
     parser.add_argument("--calls", type=int, default=5)
     parser.add_argument("--top", type=int, default=12)
+    parser.add_argument("--build-root", type=Path, default=ROOT / "build" / "bench_ml")
     args = parser.parse_args()
-    model = variant_model(load_model(args.model), args.variant)
-    runner = IreeRunner(model, max_len=MAX_LEN, prefill_len=args.prefill_len,
-                        variant=args.variant)
-    cache = [np.asarray(c) for c in jax.tree_util.tree_leaves(runner.model.new_cache(MAX_LEN))]
-    if args.step == "prefill":
-        ids = long_prompt(model, args.prefill_len)
-        inputs = [*cache, pad_prompt(ids, args.prefill_len)]   # the cache fill: no length
+    manifest = build(args.model, args.build_root / args.model)
+    fn = json.loads(manifest.read_text())["functions"][args.fn]
+    variant = variant_of(fn, args.set)
+    if "cpu" not in variant["vmfb"]:
+        raise SystemExit(f"variant {variant['name']} has no CPU vmfb of its own (a dispatch "
+                         "runs it)")
+    inputs = [zeros(sig) for sig in fn["inputs"]]
+    if args.fn == "decode_step":
+        inputs[0], inputs[1] = np.asarray(1, np.int32), np.asarray(100, np.int32)
     else:
-        inputs = [*cache, np.asarray(1, np.int32), np.asarray(100, np.int32)]
+        inputs[0] = np.arange(1, 1 + inputs[0].size, dtype=np.int32)
     with tempfile.TemporaryDirectory() as tmp:
-        times = profile(runner, args.step, inputs, args.calls, Path(tmp))
+        times = profile(manifest.parent, variant, inputs, args.calls, Path(tmp))
     total = sum(times.values())
-    vocab = model.config.vocab_size if model.vocab_ids is None else len(model.vocab_ids)
     groups: dict[str, float] = defaultdict(float)
     for name, ms in times.items():
-        groups[kind(name, vocab)] += ms
+        groups[kind(name, VOCAB[args.model])] += ms
+    labels = ", ".join(f"{k}={v}" for k, v in variant["labels"].items())
     console = Console(width=160)
-    title = (f"{args.model} {args.variant} {args.step}"
-             f"{f' {args.prefill_len} tokens' if args.step == 'prefill' else ''}: "
-             f"{total:.1f} ms of dispatches a call, {len(times)} dispatches")
-    table = Table(title=title)
+    table = Table(title=f"{args.model} {args.fn} <{labels}>: {total:.1f} ms of dispatches a "
+                        f"call, {len(times)} dispatches")
     for col in ("group", "ms", "share"):
         table.add_column(col, justify="right")
     for group, ms in sorted(groups.items(), key=lambda g: -g[1]):

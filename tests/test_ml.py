@@ -205,6 +205,33 @@ def test_narrow_weights_are_widened_inside_the_matvec(choice: dict[str, int]) ->
     assert np.abs(got - want).max() <= 0.2 * np.abs(want).max()
 
 
+def test_w8a8_multiplies_int8_by_int8_in_both_weight_layouts() -> None:
+    """w8a8 on products with `W` (in, out) and `W.T` (a model's (out, in) weights, the tied
+    embedding as the head): every one an int8 x int8 product accumulating in int32 (none
+    multiplies a dequantized float copy), weights stored int8 per output channel, outputs
+    within int8's error of exact."""
+    @approx.knob("q", transform="quantize", values=["none", "w8a8"])
+    def step(params: dict[str, Any], token: jax.Array) -> jax.Array:
+        x = params["embed"][token]
+        h = jax.lax.dot_general(x, params["up"], (((1,), (1,)), ((), ())))
+        x = x + jax.nn.gelu(h) @ params["down"]
+        return jax.lax.dot_general(x, params["embed"], (((1,), (1,)), ((), ())))
+
+    rng = np.random.default_rng(1)
+    params = {"embed": rng.standard_normal((256, 64)).astype(np.float32),
+              "up": rng.standard_normal((128, 64)).astype(np.float32) / 8,
+              "down": rng.standard_normal((128, 64)).astype(np.float32) / 8}
+    token = np.array([7], np.int32)
+    variant = make_variant(step.__approx__, params, (token,), {"q": 1})
+    assert [a.dtype for a in variant.stored] == [np.int8, np.float32] * 3
+    text = jax.jit(variant.fn).lower(variant.stored, token).as_text()
+    dots = [line for line in text.splitlines() if "stablehlo.dot_general" in line]
+    assert len(dots) == 3 and all("xi8>, tensor<" in d and "xi32>" in d for d in dots), dots
+    want = np.asarray(step(params, token))
+    got = np.asarray(jax.jit(variant.fn)(variant.stored, token))
+    assert np.abs(got - want).max() <= 0.05 * np.abs(want).max()
+
+
 def test_knob_without_an_exact_value() -> None:
     @approx.knob("p", transform="precision", values=["bf16"])
     def f(params: Any, x: Any) -> Any:

@@ -43,11 +43,13 @@ Tag = Any   # QTensor | Packed | None
 
 @dataclass(frozen=True)
 class QTensor:
-    """An int8 per-output-channel quantised weight: value = q * scale, scale (..., 1, N)."""
+    """An int8 per-output-channel quantised weight: value = q * scale. `axis` is the axis a
+    product contracts: -2 (`x @ W`, scale (..., 1, N)) or -1 (`x @ W.T`, scale (..., M, 1))."""
 
     q: Any
     scale: Any
     dtype: Any  # the compute dtype of the dequantised value
+    axis: int = -2
 
     def dequantize(self) -> Any:
         return self.q.astype(self.dtype) * self.scale.astype(self.dtype)
@@ -107,7 +109,7 @@ def _eval(jaxpr: core.Jaxpr, consts: Sequence[Any], args: Sequence[Any],
                 and (rows := _row_lookup(eqn, invals, intags[0])) is not None:
             outs = [rows]
         elif name == "dot_general" and opts.w8a8 and isinstance(intags[1], QTensor) \
-                and _int8_dot_applies(eqn, invals):
+                and _int8_dot_applies(eqn, invals, intags[1]):
             outs = [_int8_dot(eqn, invals[0], intags[1])]
         elif name == "dot_general" and opts.wide_accumulate and _narrow(eqn):
             outs = [_wide_dot(eqn, invals)]
@@ -158,7 +160,7 @@ def _scan(eqn: core.JaxprEqn, invals: list[Any], intags: list[Tag],
                 x_vals.append(item.dense().astype(var.aval.dtype))
                 x_tags.append(item)
             else:
-                qt = QTensor(*item, tag.dtype)
+                qt = QTensor(*item, tag.dtype, tag.axis)
                 x_vals.append(qt.dequantize())
                 x_tags.append(qt)
         outs = _eval(body.jaxpr, body.consts, [*consts, *carry, *x_vals],
@@ -174,10 +176,12 @@ def _scan(eqn: core.JaxprEqn, invals: list[Any], intags: list[Tag],
     return [*carry, *ys]
 
 
-def _int8_dot_applies(eqn: core.JaxprEqn, invals: list[Any]) -> bool:
+def _int8_dot_applies(eqn: core.JaxprEqn, invals: list[Any], w: QTensor) -> bool:
+    """A plain product contracting the axis `w` was quantised over (its scale then leaves
+    the sum)."""
     (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
     lhs, rhs = invals
-    return (not lb and not rb and jnp.ndim(rhs) == 2 and tuple(rc) == (0,)
+    return (not lb and not rb and jnp.ndim(rhs) == 2 and tuple(rc) == (w.axis + 2,)
             and jnp.issubdtype(jnp.result_type(lhs), jnp.floating))
 
 

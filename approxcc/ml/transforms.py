@@ -17,6 +17,7 @@ per-call arguments. Transforms compose in a fixed order, whatever the decorator 
    inside the variant; `w8a8` stores int8 per channel and runs matmuls in integer with
    activations quantised per row on the fly. Other float weights and float inputs are cast
    to the compute dtype (`f32`/`bf16`/`f16`), matmuls in bf16/f16 accumulate in float32;
+   `w8a8` quantises a matrix over the axis its products contract (`x @ W.T`: per row);
    float outputs are cast back to the exact function's dtypes.
    A matrix that the function multiplies as the right operand of a `dot_general`
    (`interpret.contraction_axes`) is quantised over that contraction axis and stored in
@@ -66,12 +67,16 @@ class _Quant:
     bits: int
     dtype: Any          # the compute dtype
     tagged: bool        # w8a8: matmuls use the integer weight
+    axis: int = -2      # the axis quantised over (w8a8: the one its products contract)
 
     def arity(self) -> int:
         return 2
 
     def decode(self, arrays: Sequence[Any]) -> tuple[Any, QTensor | None]:
         q, scale = arrays
+        if self.axis == -1:   # per row: scale (..., M, 1)
+            value = q.astype(self.dtype) * scale.astype(self.dtype)
+            return value, (QTensor(q, scale, self.dtype, -1) if self.tagged else None)
         if self.bits == 4:
             q = _unpack_int4(q)
         *lead, k, n = q.shape
@@ -153,7 +158,7 @@ def _numerics(fn: Callable[..., Any], weights: Any, inputs: Sequence[Any], compu
     stored: list[np.ndarray] = []
     narrow = compute is not None and compute in (jnp.bfloat16, jnp.float16)
     tiled = _tile_format(bits, group, w8a8, compute)
-    axes = contraction_axes(fn, (weights, *inputs), len(leaves)) if tiled else \
+    axes = contraction_axes(fn, (weights, *inputs), len(leaves)) if tiled or w8a8 else \
         [None] * len(leaves)
     for leaf, layer_axis, axis in zip(leaves, _layer_axes(weights), axes, strict=True):
         a = np.asarray(leaf)
@@ -165,6 +170,11 @@ def _numerics(fn: Callable[..., Any], weights: Any, inputs: Sequence[Any], compu
             p = pack(a, fmt, transposed=axis == -2)
             codecs.append(_Tiles(fmt, axis == -2, p.scale is not None, jnp.dtype(dtype)))
             stored += [p.codes] if p.scale is None else [p.codes, p.scale]
+        elif w8a8 and is_float and axis == -1 and a.ndim - layer_axis == 2:
+            # `x @ W.T` (a model's (out, in) weights): per output row
+            q, scale = _quantize(np.swapaxes(a, -1, -2), 8, None)
+            codecs.append(_Quant(8, jnp.dtype(dtype), True, -1))
+            stored += [np.swapaxes(q, -1, -2), np.swapaxes(scale, -1, -2)]
         elif bits and is_float and _quantizable(a.shape, layer_axis, bits, group):
             q, scale = _quantize(a, bits, group)
             codecs.append(_Quant(bits, jnp.dtype(dtype), w8a8))

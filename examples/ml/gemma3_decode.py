@@ -1,14 +1,17 @@
 """Gemma 3 270M as a user program: its prefill and decode steps over a KV cache (18 layers,
-one KV head of 256), each a decorated function with one knob, the model code that of
-`workloads`. Its tied output head (262,144 x 640) is 2/3 of the bytes a token reads, so the
-decode step's int8 weights pay most there.
+one KV head of 256), decorated functions with knobs, the model code that of `workloads`.
+Its tied output head (262,144 x 640) is 2/3 of the bytes a token reads, so the decode step's
+knobs cut there: narrow weights (`weights`), and a head over the 16,384 tokens most frequent
+in Wikipedia summaries (`vocab`, a substitute decode step with its own weights; a token
+outside them can no longer be produced).
 
     approxcc examples/ml/gemma3_decode.py -o build/gemma3 --target=cpu
     python examples/ml/gemma3_decode.py build/gemma3      # jax.jit vs the build
 
-`prefill` writes a padded prompt into the cache (matrix-matrix), `decode_step` takes one
-token (matrix-vector); examples/ml/kv_decoder.py has the steps and their Runner for greedy decoding.
-bench/ml_user_path.py measures this build against `jax.jit` and the workloads' IREE runner.
+`prefill` and `prefill_long` write a padded prompt of up to 128 / 512 tokens into the cache
+(matrix-matrix), `decode_step` takes one token (matrix-vector); examples/ml/kv_decoder.py
+has the steps and their Runner for greedy decoding. `make bench-ml` (bench/ml_decode.py)
+measures every variant of this build against `jax.jit`.
 """
 
 from __future__ import annotations
@@ -17,14 +20,17 @@ import sys
 from typing import Any
 
 import jax
-from kv_decoder import compare, example_args, kv_decoder
+from kv_decoder import compare, example_args, kv_decoder, shortlist
 
 from approxcc import approx
 
 DECODER = kv_decoder("gemma3")
+SHORT_HEAD = DECODER.restrict_params(shortlist(DECODER.model))
 
 
-@approx.knob("weights", transform="quantize", values=["none", "int8", "int4-g32"])
+@approx.knob("vocab", transform="func_substitute",
+             variants=[approx.model(DECODER.restricted, SHORT_HEAD)])
+@approx.knob("weights", transform="quantize", values=["none", "int8", "int4-g32", "w8a8"])
 def decode_step(params: Any, token: jax.Array, pos: jax.Array,
                 *cache: jax.Array) -> tuple[jax.Array, ...]:
     return DECODER.decode(params, token, pos, *cache)
@@ -32,6 +38,11 @@ def decode_step(params: Any, token: jax.Array, pos: jax.Array,
 
 @approx.knob("prefill_weights", transform="quantize", values=["none", "w8a8"])
 def prefill(params: Any, tokens: jax.Array, *cache: jax.Array) -> tuple[jax.Array, ...]:
+    return DECODER.fill(params, tokens, *cache)
+
+
+@approx.knob("prefill_long_weights", transform="quantize", values=["none", "w8a8"])
+def prefill_long(params: Any, tokens: jax.Array, *cache: jax.Array) -> tuple[jax.Array, ...]:
     return DECODER.fill(params, tokens, *cache)
 
 

@@ -5,11 +5,16 @@ The cache is one array a layer and kind, (MAX_LEN, kv_heads, head_dim) each, pas
 out of each step as separate inputs and outputs (keys of every layer, then values):
 `prog.fn.on_device` keeps them on the device from one call to the next, and a step rewrites
 only its own rows of each (one stacked array would be copied whole at every layer's
-update). A prompt goes through `prefill` (matrix-matrix: every token but the last, padded to
-`PREFILL_LEN`, written into the cache; no logits) and then one `decode_step` for its last
-token, as workloads/models/iree_decode.py does (`Steps`: the two as a workloads Runner);
-positions past the prompt hold padding until a later step overwrites them, before any query
-can see them.
+update). A prompt goes through a prefill step (matrix-matrix: every token but the last,
+padded to the step's length, written into the cache; no logits) and then one `decode_step`
+for its last token (`Steps`: the steps as a workloads Runner). Two prefill steps, one a
+prompt length (`PREFILL_LENS`: `prefill` for 128 tokens, `prefill_long` for 512), each
+compiled for its fixed shape; a prompt takes the shortest that holds it. Positions past the
+prompt hold padding until a later step overwrites them, before any query can see them.
+
+`shortlist(model)`: the tokens a restricted output vocabulary keeps (the frequent tokens of
+Wikipedia summaries); `restricted(decoder, ids)`: a decode step over that head, its logits
+scattered back into the whole vocabulary (-inf elsewhere), a `func_substitute` variant.
 """
 
 from __future__ import annotations
@@ -23,11 +28,18 @@ import jax.numpy as jnp
 import numpy as np
 
 from workloads.models import DecoderModel, load_model
-from workloads.models.decode import greedy, pad_prompt, step_functions
+from workloads.models.decode import (
+    frequent_tokens,
+    greedy,
+    pad_prompt,
+    restrict_vocab,
+    step_functions,
+)
 from workloads.models.weights import linear_mode
 
-MAX_LEN = 256
-PREFILL_LEN = 128
+MAX_LEN = 640                   # a 512-token prompt and its answer
+PREFILL_LENS = {"prefill": 128, "prefill_long": 512}
+SHORTLIST = 16384               # frequent tokens a restricted vocabulary keeps
 
 # (token, pos, *cache) -> (logits, *cache); and (tokens, *cache) -> cache
 DecodeStep = Callable[..., tuple[Any, ...]]
@@ -62,15 +74,33 @@ class KVDecoder:
             _, new = model.arch.forward(model.config, params, self._split(cache), tokens, 0)
         return (*new["k"], *new["v"])
 
-    @property
-    def prefill_len(self) -> int:
-        return PREFILL_LEN
+    def restricted(self, params: Any, token: jax.Array, pos: jax.Array,
+                   *cache: jax.Array) -> tuple[jax.Array, ...]:
+        """`decode` over `params` whose "output" head holds some rows only
+        (`restrict_params`): the logits of the others are -inf. Each token's logit is
+        gathered through `params["head_row"]` (its row in the head, -1 if none): a scatter
+        of the short logits into the vocabulary keeps them on the stack, over llvm-cpu's
+        limit under the weight-only variants' fusion."""
+        rows = params["head_row"]
+        logits, *new = self.decode({k: v for k, v in params.items() if k != "head_row"},
+                                   token, pos, *cache)
+        full = jnp.where(rows >= 0, jnp.take(logits, jnp.maximum(rows, 0), axis=-1), -jnp.inf)
+        return (full.astype(logits.dtype), *new)
 
-    def prompt(self, ids: list[int]) -> np.ndarray:
-        """All tokens of the prompt `ids` but the last, padded to PREFILL_LEN."""
-        if not 1 < len(ids) <= PREFILL_LEN + 1:
-            raise ValueError(f"a prompt of 2..{PREFILL_LEN + 1} tokens, not {len(ids)}")
-        return pad_prompt(ids[:-1], PREFILL_LEN)
+    def restrict_params(self, ids: np.ndarray) -> Any:
+        """The weights of `restricted`: the output head cut to the rows `ids`."""
+        small = restrict_vocab(self.model, ids)
+        head_row = np.full(self.model.config.vocab_size, -1, np.int32)
+        head_row[small.vocab_ids] = np.arange(len(small.vocab_ids))
+        return {**small.params, "head_row": head_row}
+
+
+def prefill_name(n: int) -> str:
+    """The prefill step for a prompt of `n` tokens (its last goes through a decode step)."""
+    for name, length in sorted(PREFILL_LENS.items(), key=lambda kv: kv[1]):
+        if 1 < n <= length + 1:
+            return name
+    raise ValueError(f"a prompt of 2..{max(PREFILL_LENS.values()) + 1} tokens, not {n}")
 
 
 
@@ -80,14 +110,16 @@ class Steps:
     its own cache: what `workloads.models.decode.greedy` decodes with."""
 
     decoder: KVDecoder
-    fill: FillStep
+    fills: dict[str, FillStep]      # prefill step name (PREFILL_LENS) -> step
     step: DecodeStep
     max_len: int = MAX_LEN
     cache: tuple[Any, ...] = ()
 
     def prefill(self, ids: list[int]) -> np.ndarray:
         """The cache filled with the prompt but its last token, then a decode step of it."""
-        self.cache = self.fill(self.decoder.prompt(ids), *self.decoder.cache)
+        name = prefill_name(len(ids))
+        self.cache = self.fills[name](pad_prompt(ids[:-1], PREFILL_LENS[name]),
+                                      *self.decoder.cache)
         return self.decode(ids[-1], len(ids) - 1)
 
     def decode(self, token: int, pos: int) -> np.ndarray:
@@ -96,16 +128,29 @@ class Steps:
         return np.asarray(logits).reshape(-1)
 
 
-def kv_decoder(name: str) -> KVDecoder:
+def kv_decoder(name: str, max_len: int = MAX_LEN) -> KVDecoder:
     model = load_model(name)
-    empty = model.new_cache(MAX_LEN)
+    empty = model.new_cache(max_len)
     return KVDecoder(model, tuple(np.asarray(a) for a in (*empty["k"], *empty["v"])))
 
 
+def shortlist(model: DecoderModel) -> np.ndarray:
+    """About SHORTLIST tokens most frequent in 4000 Wikipedia summaries (and the special
+    ones), a multiple of 32 (a quantized head is stored in tiles of 32 rows)."""
+    from workloads.data import wiki
+
+    texts = [a.extract for a in wiki.load_summaries()[:4000]]
+    n = SHORTLIST
+    while len(ids := frequent_tokens(model, texts, n)) % 32:
+        n -= len(ids) % 32
+    return ids
+
+
 def example_args(dec: KVDecoder) -> dict[str, tuple[Any, ...]]:
-    """APPROX_EXAMPLE_ARGS of `decode_step` and `prefill`."""
+    """APPROX_EXAMPLE_ARGS of `decode_step` and the prefill steps."""
     return {"decode_step": (dec.model.params, np.int32(0), np.int32(0), *dec.cache),
-            "prefill": (dec.model.params, np.zeros(PREFILL_LEN, np.int32), *dec.cache)}
+            **{name: (dec.model.params, np.zeros(n, np.int32), *dec.cache)
+               for name, n in PREFILL_LENS.items()}}
 
 
 def compare(example: Any, build_dir: str, text: str = "The capital of France is") -> None:
@@ -120,6 +165,6 @@ def compare(example: Any, build_dir: str, text: str = "The capital of France is"
     prog = load(f"{build_dir}/manifest.json")
     runs["approxcc exact"] = (prog.prefill.on_device, prog.decode_step.on_device)
     for name, (f, s) in runs.items():
-        g = greedy(Steps(dec, f, s), dec.model.tokenizer, ids, 16, stop=False)
+        g = greedy(Steps(dec, {"prefill": f}, s), dec.model.tokenizer, ids, 16, stop=False)
         print(f"{name}: prefill {g.prefill_s * 1000:.0f} ms, {g.ms_per_token:.1f} ms/token "
               f"{g.text!r}")

@@ -1,13 +1,14 @@
 """SmolLM2-135M as a user program: its prefill and decode steps over a KV cache (30 layers,
-three KV heads of 64), each a decorated function with one knob, the model code that of
-`workloads` (llama architecture).
+three KV heads of 64), decorated functions with knobs, the model code that of `workloads`
+(llama architecture).
 
     approxcc examples/ml/smollm2_decode.py -o build/smollm2 --target=cpu
     python examples/ml/smollm2_decode.py build/smollm2      # jax.jit vs the build
 
-`prefill` writes a padded prompt into the cache (matrix-matrix), `decode_step` takes one
-token (matrix-vector); examples/ml/kv_decoder.py has the steps and their Runner for greedy decoding.
-bench/ml_user_path.py measures this build against `jax.jit` and the workloads' IREE runner.
+`prefill` and `prefill_long` write a padded prompt of up to 128 / 512 tokens into the cache
+(matrix-matrix), `decode_step` takes one token (matrix-vector); examples/ml/kv_decoder.py
+has the steps and their Runner for greedy decoding. `make bench-ml` (bench/ml_decode.py)
+measures every variant of this build against `jax.jit`.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from approxcc import approx
 DECODER = kv_decoder("smollm2")
 
 
-@approx.knob("weights", transform="quantize", values=["none", "int8", "int4-g32"])
+@approx.knob("weights", transform="quantize", values=["none", "int8", "int4-g32", "w8a8"])
 @approx.knob("precision", transform="precision", values=["f32", "bf16", "f16"])
 def decode_step(params: Any, token: jax.Array, pos: jax.Array,
                 *cache: jax.Array) -> tuple[jax.Array, ...]:
@@ -32,6 +33,11 @@ def decode_step(params: Any, token: jax.Array, pos: jax.Array,
 
 @approx.knob("prefill_weights", transform="quantize", values=["none", "w8a8"])
 def prefill(params: Any, tokens: jax.Array, *cache: jax.Array) -> tuple[jax.Array, ...]:
+    return DECODER.fill(params, tokens, *cache)
+
+
+@approx.knob("prefill_long_weights", transform="quantize", values=["none", "w8a8"])
+def prefill_long(params: Any, tokens: jax.Array, *cache: jax.Array) -> tuple[jax.Array, ...]:
     return DECODER.fill(params, tokens, *cache)
 
 
