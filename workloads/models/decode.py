@@ -4,7 +4,8 @@
 (from ``step_functions``) are pure functions of pytrees and int32 scalars with static
 shapes: ``tokens`` is padded to a fixed length, the KV cache has a fixed ``max_len``. Both
 return ``(logits[vocab] float32, cache)``, so they export with ``jax.export`` as they are.
-A ``Runner`` (JAX here, IREE in ``iree_decode``) holds compiled steps and the cache;
+A ``Runner`` (JAX here; an approxcc build's steps in examples/ml/kv_decoder.py) holds
+compiled steps and the cache;
 ``greedy`` drives any runner.
 """
 

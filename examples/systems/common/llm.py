@@ -2,34 +2,68 @@
 
 An answer is a prefill of the prompt and a greedy decode to the end of its first line. The
 prefill always runs under `jax.jit` (XLA-CPU): its padded length follows the prompt (buckets
-of 32 tokens), and IREE's fixed-length prefill (`IreeRunner`, f32 or W8A8) was no faster on
-these 210-340-token prompts (`python bench/compound.py --llm`). The decode step is the
-variant's, and takes over the prefill's KV cache (the same layout in both runtimes):
+of 32 tokens), which a fixed-shape IREE prefill cannot. The decode step is the variant's,
+and takes over the prefill's KV cache (the same layout in both runtimes):
 
-  quant 0  float32 under jax.jit: the exact path (IREE's f32 decode is no faster here);
-  quant 1  W8A8 through IREE (`workloads.models.iree_decode`: int8 weights per channel x
-           int8 activations, int32 accumulation), ~2x faster a token;
+  quant 0  float32 under jax.jit: the exact path;
+  quant 1  W8A8 through approxcc's build of the decode step (`DECODE_PROGRAM`: the
+           `llm_quant` knob's `w8a8`, int8 weights per output channel x int8 activations,
+           int32 accumulation, run by approxcc.ml.runtime), ~2x faster a token;
   vocab 1  the output head cut to the tokens of the corpus summaries and of the prompt's
-           own text (`SHORTLIST_TEXT`): Gemma 3's 262,144-row head, 2/3 of its bytes a
+           own text (`shortlist_texts`): Gemma 3's 262,144-row head, 2/3 of its bytes a
            token, becomes 47,269 rows. A passage is corpus text, so the answer can still
-           copy any of it; a question word found nowhere in the corpus cannot be produced;
-  layers k drop the last k decoder layers (prefill and decode);
+           copy any of it; a question word found nowhere in the corpus cannot be produced.
+           Under jax.jit alone, or the `llm_vocab` substitute of the build with W8A8;
+  layers k drop the last k decoder layers (prefill and decode; not with W8A8, which no
+           system's space combines with it);
   tokens   the answer's length in tokens at most.
 
-IREE's vmfbs are cached under ~/.cache/approxcc/models: a fresh compile of one W8A8 decode
-step takes about a minute, later runs (and tuning) load it.
+The decode step of each model is a user program (`DECODE_PROGRAM`, written under
+~/.cache/approxcc/systems with the shortlist it restricts to) built by approxcc once: a fresh
+build exports and compiles its four variants in a few minutes; later runs (and tuning) load
+the build while it is newer than its inputs.
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 MAX_LEN = 512           # KV cache positions: the longest prompt (~340 tokens) and its answer
 ANSWER_TOKENS = 10
+ML_EXAMPLES = Path(__file__).resolve().parents[2] / "ml"     # kv_decoder: the cache layout
+# The answer decode step as a user program: its `llm_quant` and `llm_vocab` knobs are the
+# systems' knobs of those names.
+DECODE_PROGRAM = '''"""The RAG systems' answer decode step of {model} (written by
+examples/systems/common/llm.py): W8A8 and a head restricted to the corpus's tokens."""
+import sys
+
+import numpy as np
+
+sys.path.insert(0, {examples!r})
+from kv_decoder import kv_decoder  # noqa: E402
+
+from approxcc import approx  # noqa: E402
+
+DECODER = kv_decoder({model!r}, max_len={max_len})
+CORPUS_HEAD = DECODER.restrict_params(np.load({shortlist!r}))
+
+
+@approx.knob("llm_vocab", transform="func_substitute",
+             variants=[approx.model(DECODER.restricted, CORPUS_HEAD)])
+@approx.knob("llm_quant", transform="quantize", values=["none", "w8a8"])
+def decode_step(params, token, pos, *cache):
+    return DECODER.decode(params, token, pos, *cache)
+
+
+APPROX_EXAMPLE_ARGS = {{"decode_step": (DECODER.model.params, np.int32(0), np.int32(0),
+                                        *DECODER.cache)}}
+'''
 
 
 @dataclass(frozen=True)
@@ -51,7 +85,7 @@ class Llm:
         self.names = names
         self.shortlist_texts = shortlist_texts
         self.bases: dict[int, Any] = {}
-        self.models: dict[tuple[int, int, int, int], Any] = {}
+        self.models: dict[tuple[int, int, int], Any] = {}
         self.prefills: dict[tuple[int, int], Any] = {}
         self.decoders: dict[tuple[int, int, int, int], Any] = {}
         self.warm: set[tuple[Any, ...]] = set()
@@ -75,29 +109,23 @@ class Llm:
         special = [i for i in (tok.bos_id, tok.eos_id, *tok.stop_ids) if i is not None]
         return np.union1d(np.concatenate(ids), np.asarray(special, np.int64))
 
-    def model(self, model: int, layers: int, quant: int = 0, vocab: int = 0) -> Any:
-        """The decoder model of a variant (weights rewritten once per (model, quant, vocab),
+    def model(self, model: int, layers: int, vocab: int = 0) -> Any:
+        """The decoder model of a jax.jit variant (the head restricted once per model,
         layers dropped from that)."""
         from workloads.models.decode import restrict_vocab, skip_layers
 
-        key = (model, layers, quant, vocab)
+        key = (model, layers, vocab)
         if key not in self.models:
             if layers:
-                whole = self.model(model, 0, quant, vocab)
+                whole = self.model(model, 0, vocab)
                 n = len(whole.params["layers"])
                 self.models[key] = skip_layers(whole, set(range(n - layers, n)))
             elif vocab:
-                narrow = restrict_vocab(self.model(model, 0), self.shortlist(self.base(model)))
-                self.models[key] = self._quantized(narrow, quant)
+                self.models[key] = restrict_vocab(self.base(model),
+                                                  self.shortlist(self.base(model)))
             else:
-                self.models[key] = self._quantized(self.base(model), quant)
+                self.models[key] = self.base(model)
         return self.models[key]
-
-    @staticmethod
-    def _quantized(m: Any, quant: int) -> Any:
-        from workloads.models.weights import quantize_int8
-
-        return m.with_params(quantize_int8(m.params, activations="int8")) if quant else m
 
     def prefill_runner(self, model: int, layers: int) -> Any:
         from workloads.models.decode import JaxRunner
@@ -107,31 +135,55 @@ class Llm:
             self.prefills[key] = JaxRunner(self.model(model, layers), max_len=MAX_LEN)
         return self.prefills[key]
 
+    def build(self, model: int) -> Path:
+        """The manifest of `model`'s DECODE_PROGRAM, built by approxcc for the CPU (a folder
+        per model and shortlist; reused while newer than its inputs)."""
+        import sys
+
+        sys.path.insert(0, str(ML_EXAMPLES))
+        from kv_decoder import build
+
+        from workloads.packages import cache_dir
+
+        name = self.names[model]
+        ids = self.shortlist(self.base(model)).astype(np.int32)
+        key = hashlib.sha1(ids.tobytes()).hexdigest()[:12]
+        folder = cache_dir("systems", f"answer-{name}-L{MAX_LEN}-{key}")
+        shortlist = folder / "shortlist.npy"
+        if not shortlist.exists():
+            np.save(shortlist, ids)
+        source = folder / "answer_decode.py"
+        text = DECODE_PROGRAM.format(model=name, max_len=MAX_LEN, shortlist=str(shortlist),
+                                     examples=str(ML_EXAMPLES))
+        if not source.exists() or source.read_text() != text:
+            source.write_text(text)
+        return build(source, folder / "build")
+
     def decode_runner(self, v: Variant) -> Any:
-        """The exact variant decodes with its prefill's runner; W8A8 with IREE; a restricted
-        vocabulary alone under jax.jit."""
+        """The exact variant decodes with its prefill's runner; W8A8 with approxcc's build;
+        a restricted vocabulary alone under jax.jit."""
         key = (v.model, v.layers, v.quant, v.vocab)
         if key not in self.decoders:
             if not v.quant and not v.vocab:
                 self.decoders[key] = self.prefill_runner(v.model, v.layers)
             elif v.quant:
-                tag = f"w8a8{'+corpus' if v.vocab else ''}-skip{v.layers}"
-                self.decoders[key] = iree_runner(self.model(*key), prefill_len=0,
-                                                 variant=tag)
+                if v.layers:
+                    raise ValueError("W8A8 decode is built for the whole model only")
+                self.decoders[key] = BuiltDecoder.load(self.build(v.model), v.vocab)
             else:
                 from workloads.models.decode import JaxRunner
 
-                self.decoders[key] = JaxRunner(self.model(*key), max_len=MAX_LEN)
+                self.decoders[key] = JaxRunner(self.model(v.model, v.layers, v.vocab),
+                                               max_len=MAX_LEN)
         return self.decoders[key]
 
     def prepare(self, variants: list[Variant]) -> float:
-        """Build every decode runner of `variants` now (IREE compiles or loads its vmfbs),
-        so that no timed run waits for one; returns the seconds IREE spent compiling."""
-        compile_s = 0.0
+        """Build every decode runner of `variants` now (approxcc builds or loads the decode
+        program), so that no timed run waits for one; returns the seconds that took."""
+        start = time.perf_counter()
         for v in variants:
-            runner = self.decode_runner(v)
-            compile_s += getattr(runner, "compile_s", 0.0)
-        return compile_s
+            self.decode_runner(v)
+        return time.perf_counter() - start
 
     def tokenizer(self, model: int) -> Any:
         return self.base(model).tokenizer
@@ -169,30 +221,32 @@ class Llm:
         return tok.decode(out).strip(), {"prefill": t1 - t0, "decode": t2 - t1}
 
 
-def iree_runner(model: Any, **options: Any) -> Any:
-    """`IreeRunner(model, max_len=MAX_LEN, **options)`, exported with each op's location
-    its innermost frame only: with JAX's full tracebacks the module text (the vmfb cache's
-    key) would depend on who called, and every new caller would recompile."""
-    import jax
+@dataclass
+class BuiltDecoder:
+    """A variant of the built decode step as a decode runner; `hand_over` gives it the
+    prefill's cache (host arrays: keys of every layer, then values)."""
 
-    from workloads.models.iree_decode import IreeRunner
+    step: Any                       # approxcc.ml.runtime's decode_step, on_device
+    cache: list[Any] = field(default_factory=list)
 
-    flag = "jax_include_full_tracebacks_in_locations"
-    saved = getattr(jax.config, flag)
-    jax.config.update(flag, False)
-    try:
-        return IreeRunner(model, max_len=MAX_LEN, **options)
-    finally:
-        jax.config.update(flag, saved)
+    @staticmethod
+    def load(manifest: Path, vocab: int) -> BuiltDecoder:
+        from approxcc.ml.runtime import load
+
+        config = {"approxcc": "1", "knobs": {"llm_quant": {"value": 1},
+                                             "llm_vocab": {"value": vocab}}}
+        return BuiltDecoder(load(manifest, config=config).decode_step.on_device)
+
+    def decode(self, token: int, pos: int) -> np.ndarray:
+        logits, *self.cache = self.step(np.int32(token), np.int32(pos), *self.cache)
+        return np.asarray(logits).reshape(-1)
 
 
 def hand_over(prefill: Any, decoder: Any) -> None:
-    """The prefill's KV cache to the decoder (IREE takes host arrays, flattened)."""
+    """The prefill's KV cache to the decoder."""
     if decoder is prefill:
         return
-    from workloads.models.iree_decode import IreeRunner
-
-    if isinstance(decoder, IreeRunner):
+    if isinstance(decoder, BuiltDecoder):
         import jax
 
         decoder.cache = [np.asarray(c) for c in jax.tree_util.tree_leaves(prefill.cache)]
