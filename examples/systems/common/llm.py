@@ -5,6 +5,10 @@ prefill always runs under `jax.jit` (XLA-CPU): its padded length follows the pro
 of 32 tokens), which a fixed-shape IREE prefill cannot. The decode step is the variant's,
 and takes over the prefill's KV cache (the same layout in both runtimes):
 
+  prefill 1  the prompt's prefill in W8A8 through approxcc's build (`prefill_<n>`, one a
+           prompt length in PREFILL_BUCKETS, the prompt padded to the shortest that holds
+           it; a longer prompt keeps the exact prefill), ~1.5x faster than jax.jit's f32;
+           its last token goes through the variant's decode step;
   quant 0  float32 under jax.jit: the exact path;
   quant 1  W8A8 through approxcc's build of the decode step (`DECODE_PROGRAM`: the
            `llm_quant` knob's `w8a8`, int8 weights per output channel x int8 activations,
@@ -18,9 +22,9 @@ and takes over the prefill's KV cache (the same layout in both runtimes):
            system's space combines with it);
   tokens   the answer's length in tokens at most.
 
-The decode step of each model is a user program (`DECODE_PROGRAM`, written under
+The decode and prefill steps of each model are a user program (`DECODE_PROGRAM`, written under
 ~/.cache/approxcc/systems with the shortlist it restricts to) built by approxcc once: a fresh
-build exports and compiles its four variants in a few minutes; later runs (and tuning) load
+build exports and compiles its variants in ten minutes or so; later runs (and tuning) load
 the build while it is newer than its inputs.
 """
 
@@ -37,10 +41,13 @@ import numpy as np
 MAX_LEN = 512           # KV cache positions: the longest prompt (~340 tokens) and its answer
 ANSWER_TOKENS = 10
 ML_EXAMPLES = Path(__file__).resolve().parents[2] / "ml"     # kv_decoder: the cache layout
-# The answer decode step as a user program: its `llm_quant` and `llm_vocab` knobs are the
-# systems' knobs of those names.
-DECODE_PROGRAM = '''"""The RAG systems' answer decode step of {model} (written by
-examples/systems/common/llm.py): W8A8 and a head restricted to the corpus's tokens."""
+PREFILL_BUCKETS = (128, 256, 384)     # the built prefills' prompt lengths (the prompts: ~80-340)
+# The answer's decode and prefill steps as a user program: its `llm_quant` and `llm_vocab`
+# knobs are the systems' knobs of those names, `llm_prefill_<n>` the `llm_prefill` knob's
+# for each prompt length.
+DECODE_PROGRAM = '''"""The RAG systems' answer steps of {model} (written by
+examples/systems/common/llm.py): W8A8 and a head restricted to the corpus's tokens, and a
+W8A8 prefill per prompt length."""
 import sys
 
 import numpy as np
@@ -61,8 +68,18 @@ def decode_step(params, token, pos, *cache):
     return DECODER.decode(params, token, pos, *cache)
 
 
+{prefills}
+
 APPROX_EXAMPLE_ARGS = {{"decode_step": (DECODER.model.params, np.int32(0), np.int32(0),
-                                        *DECODER.cache)}}
+                                        *DECODER.cache),
+                       **{{f"prefill_{{n}}": (DECODER.model.params, np.zeros(n, np.int32),
+                                            *DECODER.cache) for n in {buckets}}}}}
+'''
+PREFILL_FUNCTION = '''
+
+@approx.knob("llm_prefill_{n}", transform="quantize", values=["none", "w8a8"])
+def prefill_{n}(params, tokens, *cache):
+    return DECODER.fill(params, tokens, *cache)
 '''
 
 
@@ -75,6 +92,7 @@ class Variant:
     quant: int = 0
     vocab: int = 0
     tokens: int = ANSWER_TOKENS
+    prefill: int = 0
 
 
 class Llm:
@@ -88,6 +106,7 @@ class Llm:
         self.models: dict[tuple[int, int, int], Any] = {}
         self.prefills: dict[tuple[int, int], Any] = {}
         self.decoders: dict[tuple[int, int, int, int], Any] = {}
+        self.built_prefills: dict[int, BuiltPrefill] = {}
         self.warm: set[tuple[Any, ...]] = set()
 
     def base(self, model: int) -> Any:
@@ -153,8 +172,10 @@ class Llm:
         if not shortlist.exists():
             np.save(shortlist, ids)
         source = folder / "answer_decode.py"
-        text = DECODE_PROGRAM.format(model=name, max_len=MAX_LEN, shortlist=str(shortlist),
-                                     examples=str(ML_EXAMPLES))
+        text = DECODE_PROGRAM.format(
+            model=name, max_len=MAX_LEN, shortlist=str(shortlist), examples=str(ML_EXAMPLES),
+            buckets=PREFILL_BUCKETS,
+            prefills="".join(PREFILL_FUNCTION.format(n=n) for n in PREFILL_BUCKETS))
         if not source.exists() or source.read_text() != text:
             source.write_text(text)
         return build(source, folder / "build")
@@ -177,12 +198,21 @@ class Llm:
                                                max_len=MAX_LEN)
         return self.decoders[key]
 
+    def built_prefill(self, model: int) -> BuiltPrefill:
+        """The W8A8 prefill steps of `model`'s build."""
+        if model not in self.built_prefills:
+            self.built_prefills[model] = BuiltPrefill.load(self.build(model),
+                                                           self.base(model).new_cache(MAX_LEN))
+        return self.built_prefills[model]
+
     def prepare(self, variants: list[Variant]) -> float:
-        """Build every decode runner of `variants` now (approxcc builds or loads the decode
-        program), so that no timed run waits for one; returns the seconds that took."""
+        """Build every runner of `variants` now (approxcc builds or loads the program), so
+        that no timed run waits for one; returns the seconds that took."""
         start = time.perf_counter()
         for v in variants:
             self.decode_runner(v)
+            if v.prefill:
+                self.built_prefill(v.model)
         return time.perf_counter() - start
 
     def tokenizer(self, model: int) -> Any:
@@ -195,18 +225,28 @@ class Llm:
 
         tok = self.tokenizer(v.model)
         ids = prompt_ids(self.base(v.model), prompt, chat=False)
-        prefill, decoder = self.prefill_runner(v.model, v.layers), self.decode_runner(v)
-        shape = (v.model, v.layers, v.quant, v.vocab, prefill_length(len(ids), MAX_LEN))
+        exact, decoder = self.prefill_runner(v.model, v.layers), self.decode_runner(v)
+        built = self.built_prefill(v.model) if v.prefill and not v.layers \
+            and len(ids) - 1 <= PREFILL_BUCKETS[-1] else None
+
+        def prefill() -> np.ndarray:
+            if built is not None:   # the cache of all but the last token, then a decode step
+                set_cache(decoder, built.fill(ids[:-1]))
+                return decoder.decode(ids[-1], len(ids) - 1)
+            logits = exact.prefill(ids)
+            hand_over(exact, decoder)
+            return logits
+
+        shape = (v.model, v.layers, v.quant, v.vocab, built is not None,
+                 prefill_length(len(ids), MAX_LEN))
         if shape not in self.warm:
             # compile first (XLA once per padded length, IREE's load): stage times are the
             # system's
-            prefill.prefill(ids)
-            hand_over(prefill, decoder)
+            prefill()
             decoder.decode(0, len(ids))
             self.warm.add(shape)
         t0 = time.perf_counter()
-        logits = prefill.prefill(ids)
-        hand_over(prefill, decoder)
+        logits = prefill()
         t1 = time.perf_counter()
         out: list[int] = []
         for pos in range(len(ids), len(ids) + v.tokens):
@@ -242,6 +282,45 @@ class BuiltDecoder:
         return np.asarray(logits).reshape(-1)
 
 
+@dataclass
+class BuiltPrefill:
+    """The build's W8A8 prefill steps, one a prompt length in PREFILL_BUCKETS."""
+
+    program: Any                    # approxcc.ml.runtime's Program
+    empty: list[np.ndarray]         # an empty cache: keys of every layer, then values
+
+    @staticmethod
+    def load(manifest: Path, empty: Any) -> BuiltPrefill:
+        import jax
+
+        from approxcc.ml.runtime import load
+
+        config = {"approxcc": "1", "knobs": {f"llm_prefill_{n}": {"value": 1}
+                                             for n in PREFILL_BUCKETS}}
+        return BuiltPrefill(load(manifest, config=config),
+                            [np.asarray(c) for c in jax.tree_util.tree_leaves(empty)])
+
+    def fill(self, ids: list[int]) -> list[np.ndarray]:
+        """The cache with the keys and values of `ids` at positions 0.. (host arrays)."""
+        from workloads.models.decode import pad_prompt
+
+        n = next(b for b in PREFILL_BUCKETS if len(ids) <= b)
+        step = getattr(self.program, f"prefill_{n}")
+        return [np.asarray(c) for c in step(pad_prompt(ids, n), *self.empty)]
+
+
+def set_cache(decoder: Any, leaves: list[Any]) -> None:
+    """A KV cache (keys of every layer, then values) to a decode runner."""
+    if isinstance(decoder, BuiltDecoder):
+        decoder.cache = [np.asarray(c) for c in leaves]
+    else:   # a JaxRunner
+        import jax.numpy as jnp
+
+        n = len(leaves) // 2
+        decoder.cache = {"k": [jnp.asarray(c) for c in leaves[:n]],
+                         "v": [jnp.asarray(c) for c in leaves[n:]]}
+
+
 def hand_over(prefill: Any, decoder: Any) -> None:
     """The prefill's KV cache to the decoder."""
     if decoder is prefill:
@@ -249,6 +328,6 @@ def hand_over(prefill: Any, decoder: Any) -> None:
     if isinstance(decoder, BuiltDecoder):
         import jax
 
-        decoder.cache = [np.asarray(c) for c in jax.tree_util.tree_leaves(prefill.cache)]
+        set_cache(decoder, jax.tree_util.tree_leaves(prefill.cache))
     else:
         decoder.cache = prefill.cache

@@ -9,7 +9,8 @@ Python-side knobs (the C library has the retrieval and selection ones). The dyna
 decide per question on the retrieval's confidence, the second passage's score in % of the
 best (`confidence`): with one clear winner the answer only has to be copied from it.
   llm_model   (dynamic) 0 = Gemma 3 270M, 1 = SmolLM2-135M.
-  llm_quant   (dynamic) 0 = float32 decode, 1 = W8A8 decode (IREE).
+  llm_quant   (dynamic) 0 = float32 decode, 1 = W8A8 decode (approxcc's build, IREE).
+  llm_prefill (dynamic) 0 = float32 prefill (jax.jit), 1 = W8A8 prefill (approxcc's build).
   llm_vocab   0 = the whole output vocabulary, 1 = the corpus's tokens only.
   llm_layers  drop the last decoder layer of the model (early exit; not in rag_bm25's and
               rag_kb's spaces: `FAST_KNOBS`).
@@ -62,8 +63,10 @@ def confidence(scores: list[float]) -> float:
 
 
 def _confident(name: str) -> Knob:
-    return Knob(name, {"llm_model": "func_substitute", "llm_quant": "quantize"}[name], (0, 1),
-                0, dynamic=True, thresholds=1, range=(0, 100), loc="pipeline.py")
+    transform = {"llm_model": "func_substitute", "llm_quant": "quantize",
+                 "llm_prefill": "quantize"}[name]
+    return Knob(name, transform, (0, 1), 0, dynamic=True, thresholds=1, range=(0, 100),
+                loc="pipeline.py")
 
 
 class RagPipeline(Pipeline):
@@ -71,6 +74,7 @@ class RagPipeline(Pipeline):
         _confident("llm_model"),
         Knob("llm_layers", "task_skipping", (0, 1), 0, loc="pipeline.py"),
         _confident("llm_quant"),
+        _confident("llm_prefill"),
         # a narrower output head skips most of its rows
         Knob("llm_vocab", "task_skipping", (0, 1), 0, loc="pipeline.py"),
         # the answer's last tokens skipped
@@ -125,14 +129,15 @@ class RagPipeline(Pipeline):
         if type(self).generate is not RagPipeline.generate:
             return 0.0
         values = {k.name: k.values for k in self.knobs}
-        return self.llm.prepare([llm.Variant(m, k, q, v) for m in values["llm_model"]
+        return self.llm.prepare([llm.Variant(m, k, q, v, prefill=p) for m in values["llm_model"]
                                  for k in values.get("llm_layers", (0,))
-                                 for q in values["llm_quant"] for v in values["llm_vocab"]])
+                                 for q in values["llm_quant"] for v in values["llm_vocab"]
+                                 for p in values.get("llm_prefill", (0,))])
 
     def generate(self, prompt: str, model: int, layers: int) -> Timed:
         """Greedy answer to the end of its first line, decoded as `self.decoding` says."""
         variant = llm.Variant(model, layers, self.decoding.quant, self.decoding.vocab,
-                              self.decoding.tokens)
+                              self.decoding.tokens, self.decoding.prefill)
         text, parts = self.llm.generate(prompt, variant)
         return Timed(text, parts)
 
@@ -164,8 +169,9 @@ class RagPipeline(Pipeline):
         (those of `RagPipeline.knobs` it has), the dynamic ones deciding at `sure`."""
         layers = decide(knobs["llm_layers"], 0) if "llm_layers" in knobs else 0
         quant = decide(knobs["llm_quant"], sure) if "llm_quant" in knobs else 0
+        prefill = decide(knobs["llm_prefill"], sure) if "llm_prefill" in knobs else 0
         self.decoding = llm.Variant(quant=quant, vocab=decide(knobs["llm_vocab"], 0),
-                                    tokens=decide(knobs["llm_answer"], 0))
+                                    tokens=decide(knobs["llm_answer"], 0), prefill=prefill)
         return stages.run("llm", (prompt, model, layers, self.decoding),
                           lambda: self.generate(prompt, model, layers))
 

@@ -23,7 +23,8 @@ Python-side knobs (beside the C library's and the k-means library's):
   tool_answer    the answer of a tool question written by Gemma, by SmolLM2, or the tool's
                  output as it is
   llm_model, llm_layers, llm_vocab, llm_answer  the answering LLM's (../common/rag.py;
-                 its W8A8 decode, llm_quant, is left out: see `prepare`)
+                 its W8A8 decode and prefill, llm_quant and llm_prefill, are left out: see
+                 `prepare`)
 """
 
 from __future__ import annotations
@@ -282,7 +283,7 @@ class LlmTools(rag.RagPipeline):
         self.args = clang_args([], HERE)
         self.cluster_space = KnobSpace(cluster_knobs(self.args))
         here = "pipeline.py"
-        answer_llm = {k.name: k for k in rag.RagPipeline.knobs if k.name != "llm_quant"}
+        answer_llm = {k.name: k for k in rag.RagPipeline.knobs}
         # The tuner screens knobs one at a time in this order (then the C library's,
         # context selection first), each on every tune question (minutes apiece when the
         # answers rerun): the likely winners first, by the exact profile's shares (the
@@ -304,8 +305,9 @@ class LlmTools(rag.RagPipeline):
 
     def prepare(self) -> float:
         """The LLM variants of the knobs, under jax.jit (compiled when first used, outside
-        the timed stages). rag.py's W8A8 decode (`llm_quant`) is left out: its IREE
-        variants of both models take longer to compile than a tuning run here."""
+        the timed stages). rag.py's W8A8 decode and prefill (`llm_quant`, `llm_prefill`)
+        are left out: its IREE variants of both models take longer to build than a tuning
+        run here."""
         self.kb.warm_encoder()   # the question encoder's compiles, outside the timed stages
         return self.llm.prepare([rag.llm.Variant(m, k, 0, v) for m in (0, 1) for k in (0, 1)
                                  for v in (0, 1)])

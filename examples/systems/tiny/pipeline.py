@@ -1,7 +1,8 @@
 """rag_bm25 in small, for tests: 300 summaries, and the tiny synthetic decoder of
 examples/ml/tiny_decoder.py (random weights, so its answers are noise) as the LLM; model 1
-of `llm_model` is its smaller substitute; the decode knobs of the real LLM (`llm_quant`,
-`llm_vocab`, `llm_answer`) are in its space but leave the tiny decoder as it is."""
+of `llm_model` is its smaller substitute; the other LLM knobs of the real LLM (`llm_quant`,
+`llm_prefill`, `llm_vocab`, `llm_answer`) are in its space but leave the tiny decoder as it
+is."""
 
 from __future__ import annotations
 
