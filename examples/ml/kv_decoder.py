@@ -155,17 +155,20 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def build(source: Path, out: Path) -> Path:
-    """`out/manifest.json`: the approxcc build of the decorated module `source` into `out`,
-    rebuilt when older than it, this file, the model code or approxcc.ml (a rebuild
+    """`out/manifest.json`: `approxcc SOURCE -o OUT --target=cpu` (its own process: a model's
+    variants take gigabytes while they are exported), run when the build is older than the
+    decorated module `source`, this file, the model code or approxcc.ml (a rebuild
     recompiles only the variants whose StableHLO changed)."""
-    from approxcc.ml.build import build_model
+    import subprocess
+    import sys
 
     inputs = [source, Path(__file__), *(ROOT / "workloads" / "models").glob("*.py"),
               *(ROOT / "approxcc" / "ml").glob("*.py")]
     manifest = out / "manifest.json"
     if not manifest.exists() or manifest.stat().st_mtime < max(p.stat().st_mtime
                                                                 for p in inputs):
-        build_model(source, out)
+        subprocess.run([str(Path(sys.executable).parent / "approxcc"), str(source), "-o",
+                        str(out), "--target=cpu"], check=True)
     return manifest
 
 

@@ -41,7 +41,7 @@ import numpy as np
 MAX_LEN = 512           # KV cache positions: the longest prompt (~340 tokens) and its answer
 ANSWER_TOKENS = 10
 ML_EXAMPLES = Path(__file__).resolve().parents[2] / "ml"     # kv_decoder: the cache layout
-PREFILL_BUCKETS = (128, 256, 384)     # the built prefills' prompt lengths (the prompts: ~80-340)
+PREFILL_BUCKETS = (128, 192, 256, 320, 384)   # the built prefills: prompts of ~80-340 tokens
 # The answer's decode and prefill steps as a user program: its `llm_quant` and `llm_vocab`
 # knobs are the systems' knobs of those names, `llm_prefill_<n>` the `llm_prefill` knob's
 # for each prompt length.
