@@ -20,11 +20,11 @@ For each system (default: every examples/systems/*/system.toml except tiny's):
    examples/systems/<system>/configs/budget-{3,6,9}.json.
 
 `--llm` measures the LLM variants instead, side by side on the exact prompts of rag_bm25's
-first `--tune-questions` (interleaved, `--repeats` rounds, medians): seconds per answer of a
-prefill and a 10-token decode, for each model, under jax.jit and as the pipeline's variants
-(jax.jit prefill, then a W8A8 / restricted-vocabulary decode), with the seconds their build
-took when it was not there yet (`make bench-ml` has the whole model under approxcc's
-build against jax.jit).
+first `--tune-questions` (interleaved, `--repeats` rounds, medians): seconds per answer
+(prefill and greedy decode to the end of the first line, at most 10 tokens), for each
+model, exact (jax.jit) and as the pipeline's variants (W8A8 / restricted-vocabulary decode,
+W8A8 prefill), with the seconds their build took when it was not there yet (`make
+bench-ml` has the whole model under approxcc's build against jax.jit).
 
 Time: 2-4 s of LLM per question on a 2-core machine, every stage of it paid again by the
 confirmation (exact and candidate, fresh, per question). On the shared machine (load 7-10),
@@ -225,9 +225,8 @@ def fig6(results: list[dict[str, Any]]) -> Table:
 
 
 def llm_speed(args: argparse.Namespace) -> dict[str, Any]:
-    """Seconds per answer (prefill + 10 decode steps) of each LLM variant, interleaved."""
-    from workloads.models.decode import prompt_ids
-
+    """Seconds per answer (`Llm.generate`: prefill and greedy decode to the end of the first
+    line, at most 10 tokens) of each LLM variant, interleaved."""
     system = load_system(str(SYSTEMS / "rag_bm25"))
     system.build(args.out / "llm-build")
     pipe = system.pipeline
@@ -240,59 +239,46 @@ def llm_speed(args: argparse.Namespace) -> dict[str, Any]:
         prompts.append(pipe.prompt(q.question, ids, pipe.select(lib, ids, scores)))
     rows: dict[str, dict[str, Any]] = {}
     for model, name in enumerate(pipe.model_names):
-        texts = [prompt_ids(llm.base(model), p, chat=False) for p in prompts]
-        exact = llm.prefill_runner(model, 0)
-        pairs: dict[str, tuple[Any, Any]] = {"jax f32 (exact)": (exact, exact)}
-        for label, variant in (("jax + w8a8 decode", lm.Variant(model, quant=1)),
-                               ("jax + w8a8+corpus-vocab decode",
-                                lm.Variant(model, quant=1, vocab=1)),
-                               ("jax + corpus-vocab decode", lm.Variant(model, vocab=1))):
+        variants = {"jax f32 (exact)": lm.Variant(model),
+                    "w8a8 decode": lm.Variant(model, quant=1),
+                    "w8a8+corpus-vocab decode": lm.Variant(model, quant=1, vocab=1),
+                    "corpus-vocab decode": lm.Variant(model, vocab=1),
+                    "w8a8 prefill": lm.Variant(model, prefill=1),
+                    "w8a8 prefill, w8a8+corpus-vocab decode":
+                        lm.Variant(model, quant=1, vocab=1, prefill=1)}
+        for label, variant in variants.items():
             t0 = time.perf_counter()
             llm.prepare([variant])
             rows[f"{name} {label}"] = {"build_s": time.perf_counter() - t0}
-            pairs[label] = (exact, llm.decode_runner(variant))
-        times: dict[str, list[float]] = {k: [] for k in pairs}
-        tokens: dict[str, list[list[int]]] = {k: [] for k in pairs}
+        times: dict[str, list[float]] = {k: [] for k in variants}
+        answers: dict[str, list[str]] = {k: [] for k in variants}
         for rep in range(args.repeats + 1):     # round 0 compiles (XLA) and is not counted
-            for ids in texts:
-                for label, (prefill, decoder) in pairs.items():
-                    seconds, out = _answer(lm.hand_over, prefill, decoder, ids)
+            for prompt in prompts:
+                for label, variant in variants.items():
+                    text, parts = llm.generate(prompt, variant)
                     if rep:
-                        times[label].append(seconds)
+                        times[label].append(sum(parts.values()))
                     if rep == 1:
-                        tokens[label].append(out)
+                        answers[label].append(text)
         base = statistics.median(times["jax f32 (exact)"])
-        for label in pairs:
+        for label in variants:
             med = statistics.median(times[label])
-            same = [a == b for a, b in zip(tokens[label], tokens["jax f32 (exact)"],
+            same = [a == b for a, b in zip(answers[label], answers["jax f32 (exact)"],
                                            strict=True)]
-            rows.setdefault(f"{name} {label}", {}).update(
+            rows[f"{name} {label}"].update(
                 {"seconds_per_answer": med, "speedup_vs_jax": base / med,
-                 "same_10_tokens": sum(same) / len(same)})
+                 "same_answer": sum(same) / len(same)})
     result = {"prompts": len(prompts), "repeats": args.repeats,
               "load_average": os.getloadavg(), "rows": rows}
     t = Table(title=f"LLM variants: {len(prompts)} rag_bm25 prompts x {args.repeats} rounds, "
-                    f"prefill + 10 decode steps (load {os.getloadavg()[0]:.1f})")
-    for col in ("variant", "s / answer", "× vs jax", "same 10 tokens", "build s"):
+                    f"answers of at most 10 tokens (load {os.getloadavg()[0]:.1f})")
+    for col in ("variant", "s / answer", "× vs jax", "same answer", "build s"):
         t.add_column(col, justify="right")
     for label, row in rows.items():
-        if "seconds_per_answer" in row:
-            t.add_row(label, f"{row['seconds_per_answer']:.3f}", f"{row['speedup_vs_jax']:.2f}×",
-                      f"{row['same_10_tokens']:.0%}", f"{row.get('build_s', 0.0):.0f}")
+        t.add_row(label, f"{row['seconds_per_answer']:.3f}", f"{row['speedup_vs_jax']:.2f}×",
+                  f"{row['same_answer']:.0%}", f"{row['build_s']:.0f}")
     console.print(t)
     return result
-
-
-def _answer(hand_over: Any, prefill: Any, decoder: Any, ids: list[int]
-            ) -> tuple[float, list[int]]:
-    t0 = time.perf_counter()
-    logits = prefill.prefill(ids)
-    hand_over(prefill, decoder)
-    out = []
-    for pos in range(len(ids), len(ids) + 10):
-        out.append(int(logits.argmax()))
-        logits = decoder.decode(out[-1], pos)
-    return time.perf_counter() - t0, out
 
 
 def bench_system(where: Path, args: argparse.Namespace) -> dict[str, Any]:
