@@ -4,9 +4,9 @@ side in one run.
 For each model (SmolLM2-135M, Gemma 3 270M) the decorated example
 `examples/ml/<model>_decode.py` (a decode step and two prefill steps over a KV cache) is
 built with approxcc into BUILD_ROOT/<model> for the CPU (as `approxcc EXAMPLE -o
-BUILD_ROOT/<model>` does; skipped while the build is newer than the example, the model code
-and approxcc.ml; a rebuild recompiles only what changed), and its variants are measured
-against `jax.jit` of the same decorated functions:
+BUILD_ROOT/<model>` does; skipped while the example, the model code and approxcc.ml are
+unchanged; a rebuild recompiles only what changed), and its variants are measured against
+`jax.jit` of the same decorated functions:
 
 - decode, ms/token: greedy decoding from one prompt, every runner one step in turn (the
   order rotating from step to step, so load from other processes hits them alike):
@@ -58,6 +58,10 @@ from workloads.models.weights import iter_layers, output_head
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "ml"
+sys.path.insert(0, str(EXAMPLES))   # the examples and their kv_decoder
+from kv_decoder import MAX_LEN, PREFILL_LENS, CachedStep, Steps  # noqa: E402
+from kv_decoder import build as build_example  # noqa: E402
+
 TEXT = (
     "The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, France. "
     "It is named after the engineer Gustave Eiffel, whose company designed and built the "
@@ -79,7 +83,6 @@ JAX = "jax.jit"
 # --- the build ------------------------------------------------------------------------
 
 def load_example(model: str) -> ModuleType:
-    sys.path.insert(0, str(EXAMPLES))   # the examples import kv_decoder beside them
     spec = importlib.util.spec_from_file_location(f"{model}_decode",
                                                   EXAMPLES / f"{model}_decode.py")
     assert spec and spec.loader
@@ -89,10 +92,7 @@ def load_example(model: str) -> ModuleType:
 
 
 def build(model: str, out: Path) -> Path:
-    """The example's build (kv_decoder.build: reused while newer than its inputs)."""
-    sys.path.insert(0, str(EXAMPLES))
-    from kv_decoder import build as build_example
-
+    """The example's build (kv_decoder.build: reused while its inputs are unchanged)."""
     return build_example(EXAMPLES / f"{model}_decode.py", out)
 
 
@@ -140,21 +140,6 @@ def _restricted(choice: dict[str, Any], fn: dict[str, Any]) -> bool:
 
 # --- decode ----------------------------------------------------------------------------
 
-class CacheStep:
-    """A decode step `(token, pos, *cache) -> (logits, *cache)`, the cache kept between
-    calls."""
-
-    def __init__(self, fn: Callable[..., tuple[Any, ...]], empty: tuple[Any, ...]) -> None:
-        self.fn, self.empty, self.cache = fn, empty, empty
-
-    def reset(self) -> None:
-        self.cache = self.empty
-
-    def __call__(self, token: int, pos: int) -> np.ndarray:
-        logits, *self.cache = self.fn(np.int32(token), np.int32(pos), *self.cache)
-        return np.asarray(logits).reshape(-1)
-
-
 def rotated(names: list[str], turn: int) -> list[str]:
     """`names` starting at a different one each turn: an IREE runtime's worker threads keep
     spinning a moment after a call, slowing whichever runner comes next."""
@@ -162,45 +147,41 @@ def rotated(names: list[str], turn: int) -> list[str]:
     return names[k:] + names[:k]
 
 
-def interleaved_decode(steps: dict[str, CacheStep], ids: list[int], tokens: int,
+def interleaved_decode(steps: dict[str, CachedStep], ids: list[int], tokens: int,
                        repeats: int) -> dict[str, float]:
     """Median seconds per greedy step of each runner, one step each in turn."""
     times: dict[str, list[float]] = {name: [] for name in steps}
     for _ in range(repeats):
         seqs = {name: list(ids) for name in steps}
         for step in steps.values():
-            step.reset()
-            for pos, token in enumerate(ids[:-1]):
-                step(token, pos)
+            step.prefill(ids[:-1])
         for pos in range(len(ids) - 1, len(ids) - 1 + tokens):
             for name in rotated(list(steps), pos):
                 start = time.perf_counter()
-                logits = steps[name](seqs[name][-1], pos)
+                logits = steps[name].decode(seqs[name][-1], pos)
                 times[name].append(time.perf_counter() - start)
                 seqs[name].append(int(np.argmax(logits)))
     return {name: float(np.median(t)) for name, t in times.items()}
 
 
-def teacher_forced_nll(step: CacheStep, ids: list[int]) -> tuple[float, float]:
+def teacher_forced_nll(step: CachedStep, ids: list[int]) -> tuple[float, float]:
     """Mean next-token NLL of `ids` through decode steps, over the targets the step can
     produce (finite logit), and the share of those targets."""
     step.reset()
     losses = []
     for pos, (token, target) in enumerate(zip(ids[:-1], ids[1:], strict=True)):
-        logits = step(token, pos).astype(np.float64)
+        logits = step.decode(token, pos).astype(np.float64)
         if np.isfinite(logits[target]):
             losses.append(float(np.logaddexp.reduce(logits[np.isfinite(logits)])
                                 - logits[target]))
     return float(np.mean(losses)), len(losses) / (len(ids) - 1)
 
 
-def greedy_answer(step: CacheStep, ids: list[int], n: int) -> list[int]:
-    step.reset()
-    for pos, token in enumerate(ids[:-1]):
-        step(token, pos)
+def greedy_answer(step: CachedStep, ids: list[int], n: int) -> list[int]:
+    step.prefill(ids[:-1])
     out, pos = list(ids), len(ids) - 1
     for _ in range(n):
-        out.append(int(np.argmax(step(out[-1], pos))))
+        out.append(int(np.argmax(step.decode(out[-1], pos))))
         pos += 1
     return out[len(ids):]
 
@@ -295,9 +276,9 @@ def bench_model(name: str, args: argparse.Namespace, bandwidth: float,
 
     params = jax.device_put(model.params)
     jit_step = jax.jit(example.decode_step)
-    steps = {label: CacheStep(prog.decode_step.on_device, dec.cache)
+    steps = {label: CachedStep(prog.decode_step.on_device, dec.cache)
              for label, prog in programs(manifest, ["decode_step"]).items()}
-    steps[JAX] = CacheStep(lambda *a: jit_step(params, *a), jax.device_put(dec.cache))
+    steps[JAX] = CachedStep(lambda *a: jit_step(params, *a), jax.device_put(dec.cache))
     sizes = bytes_read(manifest, model.config.vocab_size)
     text_ids = model.tokenizer.encode(TEXT)
     exact: dict[str, list[int]] = {}
@@ -322,16 +303,14 @@ def bench_model(name: str, args: argparse.Namespace, bandwidth: float,
     del steps
     gc.collect()
 
-    from kv_decoder import PREFILL_LENS, Steps  # beside the examples (load_example)
-
     decode = programs(manifest, ["decode_step"])["exact"].decode_step.on_device
     jit_fills = {fn: jax.jit(getattr(example, fn)) for fn in PREFILL_LENS}
     for fn, n in PREFILL_LENS.items():
         prompt = long_prompt(model, n + 1)   # n into the cache, the last a decode step
-        runs = {label: Steps(dec, {fn: getattr(prog, fn).on_device}, decode).prefill
+        runs = {label: Steps(decode, dec.cache, fills={fn: getattr(prog, fn).on_device}).prefill
                 for label, prog in programs(manifest, [fn]).items()}
-        runs[JAX] = Steps(dec, {fn: lambda *a, f=jit_fills[fn]: f(params, *a)},
-                          lambda *a: jit_step(params, *a)).prefill
+        runs[JAX] = Steps(lambda *a: jit_step(params, *a), dec.cache,
+                          fills={fn: lambda *a, f=jit_fills[fn]: f(params, *a)}).prefill
         seconds = interleaved_prefill(runs, prompt, args.repeats)
         del runs
         gc.collect()
@@ -364,8 +343,6 @@ def llama_cpp_row(model: DecoderModel, path: Path, tokens: int, repeats: int,
         params = defaults()
         params.use_extra_bufts = False
         return params
-
-    from kv_decoder import MAX_LEN, PREFILL_LENS
 
     llama_cpp.llama_cpp.llama_model_default_params = model_params
     row = Row(model.name, f"llama.cpp ({path.name.split('.')[-2].split('-')[-1]})")

@@ -33,6 +33,7 @@ SAMPLES = [
     "Hello world!  12345 naïve café 🙂\n\tend",
     "def f(x):\n    return x ** 2  # square",
 ]
+ML_EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "ml"
 QUESTION = "What is the capital of France?"
 GEMMA_PROMPT = "Question: What is the capital of France?\nAnswer:"
 EIFFEL = ("The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, "
@@ -229,43 +230,33 @@ APPROX_EXAMPLE_ARGS = {{"decode_step": example_args(DECODER)["decode_step"]}}
 '''
 
 
-class _Built:
-    """The approxcc build of DECODE_PROGRAM for a model as a workloads Runner (a prompt
-    through decode steps). Built into the models cache: a rebuild of the same program
-    keeps its vmfb and weights, so only the first run compiles."""
+def _built(model: DecoderModel) -> Runner:
+    """The approxcc build of DECODE_PROGRAM for a model as a Runner (a prompt through decode
+    steps). Built into the models cache: a rebuild of the same program keeps its vmfb and
+    weights, so only the first run compiles."""
+    import sys
 
-    def __init__(self, model: DecoderModel) -> None:
-        from approxcc.ml.build import build_model
-        from approxcc.ml.runtime import load
-        from workloads.models.files import models_cache
+    from approxcc.ml.build import build_model
+    from approxcc.ml.runtime import load
+    from workloads.models.files import models_cache
 
-        folder = models_cache() / f"test-{model.name}-decode"
-        folder.mkdir(parents=True, exist_ok=True)
-        source = folder / "decode.py"
-        source.write_text(DECODE_PROGRAM.format(
-            name=model.name, examples=Path(__file__).resolve().parents[1] / "examples" / "ml"))
-        manifest = build_model(source, folder / "build")
-        self.step = load(manifest.path).decode_step.on_device
-        self.empty = tuple(np.asarray(c) for c in (*model.new_cache(48)["k"],
-                                                   *model.new_cache(48)["v"]))
-        self.max_len, self.cache = 48, self.empty
+    sys.path.insert(0, str(ML_EXAMPLES))
+    from kv_decoder import CachedStep
 
-    def prefill(self, ids: list[int]) -> np.ndarray:
-        self.cache = self.empty
-        for pos, token in enumerate(ids):
-            logits = self.decode(token, pos)
-        return logits
-
-    def decode(self, token: int, pos: int) -> np.ndarray:
-        logits, *cache = self.step(np.int32(token), np.int32(pos), *self.cache)
-        self.cache = tuple(cache)
-        return np.asarray(logits).reshape(-1)
+    folder = models_cache() / f"test-{model.name}-decode"
+    folder.mkdir(parents=True, exist_ok=True)
+    source = folder / "decode.py"
+    source.write_text(DECODE_PROGRAM.format(name=model.name, examples=ML_EXAMPLES))
+    manifest = build_model(source, folder / "build")
+    empty = model.new_cache(48)
+    return CachedStep(load(manifest.path).decode_step.on_device,
+                      tuple(np.asarray(c) for c in (*empty["k"], *empty["v"])), max_len=48)
 
 
 def _answer(model: DecoderModel, ids: list[int], new_tokens: int) -> tuple[str, str]:
     """Greedy answers under JAX and through approxcc's build (IREE); the build's logits
     match JAX's after the prompt and at every step, with the same argmax."""
-    jax_runner, built = _Recorded(JaxRunner(model)), _Recorded(_Built(model))
+    jax_runner, built = _Recorded(JaxRunner(model)), _Recorded(_built(model))
     answers = [greedy(r, model.tokenizer, ids, new_tokens).text for r in (jax_runner, built)]
     for want, got in zip(jax_runner.logits, built.logits, strict=True):
         assert np.abs(got - want).max() < 1e-4 * float(np.abs(want).max()) + 1e-3

@@ -7,10 +7,11 @@ out of each step as separate inputs and outputs (keys of every layer, then value
 only its own rows of each (one stacked array would be copied whole at every layer's
 update). A prompt goes through a prefill step (matrix-matrix: every token but the last,
 padded to the step's length, written into the cache; no logits) and then one `decode_step`
-for its last token (`Steps`: the steps as a workloads Runner). Two prefill steps, one a
-prompt length (`PREFILL_LENS`: `prefill` for 128 tokens, `prefill_long` for 512), each
-compiled for its fixed shape; a prompt takes the shortest that holds it. Positions past the
-prompt hold padding until a later step overwrites them, before any query can see them.
+for its last token (`Steps`: the steps as a workloads Runner; `CachedStep`: a decode step
+alone). Two prefill steps, one a prompt length (`PREFILL_LENS`: `prefill` for 128
+tokens, `prefill_long` for 512), each compiled for its fixed shape; a prompt takes the
+shortest that holds it. Positions past the prompt hold padding until a later step
+overwrites them, before any query can see them.
 
 `shortlist(model)`: the tokens a restricted output vocabulary keeps (the frequent tokens of
 Wikipedia summaries); `restricted(decoder, ids)`: a decode step over that head, its logits
@@ -20,7 +21,7 @@ scattered back into the whole vocabulary (-inf elsewhere), a `func_substitute` v
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -103,27 +104,46 @@ def prefill_name(n: int) -> str:
 
 
 @dataclass
-class Steps:
-    """A build's (or jax.jit's) prefill and decode steps as a `workloads` Runner, which keeps
-    its own cache: what `workloads.models.decode.greedy` decodes with."""
+class CachedStep:
+    """A decode step `(token, pos, *cache) -> (logits, *cache)` keeping its KV cache from one
+    call to the next, as a `workloads` Runner (what `workloads.models.decode.greedy`
+    decodes with): a prompt goes through it token by token."""
 
-    decoder: KVDecoder
-    fills: dict[str, FillStep]      # prefill step name (PREFILL_LENS) -> step
     step: DecodeStep
+    empty: tuple[Any, ...]          # the empty cache: keys of every layer, then values
     max_len: int = MAX_LEN
     cache: tuple[Any, ...] = ()
 
+    def __post_init__(self) -> None:
+        self.cache = self.cache or self.empty
+
+    def reset(self) -> None:
+        self.cache = self.empty
+
     def prefill(self, ids: list[int]) -> np.ndarray:
-        """The cache filled with the prompt but its last token, then a decode step of it."""
-        name = prefill_name(len(ids))
-        self.cache = self.fills[name](pad_prompt(ids[:-1], PREFILL_LENS[name]),
-                                      *self.decoder.cache)
-        return self.decode(ids[-1], len(ids) - 1)
+        self.reset()
+        for pos, token in enumerate(ids):
+            logits = self.decode(token, pos)
+        return logits
 
     def decode(self, token: int, pos: int) -> np.ndarray:
         logits, *cache = self.step(np.int32(token), np.int32(pos), *self.cache)
         self.cache = tuple(cache)
         return np.asarray(logits).reshape(-1)
+
+
+@dataclass
+class Steps(CachedStep):
+    """A build's (or jax.jit's) prefill and decode steps: a prompt through the prefill step
+    that holds it, its last token through the decode step."""
+
+    fills: dict[str, FillStep] = field(default_factory=dict)   # PREFILL_LENS name -> step
+
+    def prefill(self, ids: list[int]) -> np.ndarray:
+        """The cache filled with the prompt but its last token, then a decode step of it."""
+        name = prefill_name(len(ids))
+        self.cache = self.fills[name](pad_prompt(ids[:-1], PREFILL_LENS[name]), *self.empty)
+        return self.decode(ids[-1], len(ids) - 1)
 
 
 def kv_decoder(name: str, max_len: int = MAX_LEN) -> KVDecoder:
@@ -156,19 +176,22 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def build(source: Path, out: Path) -> Path:
     """`out/manifest.json`: `approxcc SOURCE -o OUT --target=cpu` (its own process: a model's
-    variants take gigabytes while they are exported), run when the build is older than the
-    decorated module `source`, this file, the model code or approxcc.ml (a rebuild
-    recompiles only the variants whose StableHLO changed)."""
+    variants take gigabytes while they are exported), run unless the build was made from the
+    same decorated module `source`, this file, the model code and approxcc.ml (a digest of
+    their text in `out/inputs.sha1`; a rebuild recompiles only the variants whose StableHLO
+    changed)."""
+    import hashlib
     import subprocess
     import sys
 
-    inputs = [source, Path(__file__), *(ROOT / "workloads" / "models").glob("*.py"),
-              *(ROOT / "approxcc" / "ml").glob("*.py")]
-    manifest = out / "manifest.json"
-    if not manifest.exists() or manifest.stat().st_mtime < max(p.stat().st_mtime
-                                                                for p in inputs):
+    inputs = [source, Path(__file__), *sorted((ROOT / "workloads" / "models").glob("*.py")),
+              *sorted((ROOT / "approxcc" / "ml").glob("*.py"))]
+    digest = hashlib.sha1(b"".join(p.read_bytes() for p in inputs)).hexdigest()
+    manifest, stamp = out / "manifest.json", out / "inputs.sha1"
+    if not manifest.exists() or not stamp.exists() or stamp.read_text() != digest:
         subprocess.run([str(Path(sys.executable).parent / "approxcc"), str(source), "-o",
                         str(out), "--target=cpu"], check=True)
+        stamp.write_text(digest)
     return manifest
 
 
@@ -184,6 +207,7 @@ def compare(example: Any, build_dir: str, text: str = "The capital of France is"
     prog = load(f"{build_dir}/manifest.json")
     runs["approxcc exact"] = (prog.prefill.on_device, prog.decode_step.on_device)
     for name, (f, s) in runs.items():
-        g = greedy(Steps(dec, {"prefill": f}, s), dec.model.tokenizer, ids, 16, stop=False)
+        g = greedy(Steps(s, dec.cache, fills={"prefill": f}), dec.model.tokenizer, ids, 16,
+                   stop=False)
         print(f"{name}: prefill {g.prefill_s * 1000:.0f} ms, {g.ms_per_token:.1f} ms/token "
               f"{g.text!r}")

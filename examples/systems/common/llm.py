@@ -1,9 +1,9 @@
 """The RAG systems' LLM and its approximate variants, each built once and kept for the run.
 
 An answer is a prefill of the prompt and a greedy decode to the end of its first line. The
-prefill always runs under `jax.jit` (XLA-CPU): its padded length follows the prompt (buckets
-of 32 tokens), which a fixed-shape IREE prefill cannot. The decode step is the variant's,
-and takes over the prefill's KV cache (the same layout in both runtimes):
+exact prefill runs under `jax.jit` (XLA-CPU), its padded length following the prompt
+(buckets of 32 tokens). The decode step is the variant's, and takes over the prefill's KV
+cache (the same layout in both runtimes):
 
   prefill 1  the prompt's prefill in W8A8 through approxcc's build (`prefill_<n>`, one a
            prompt length in PREFILL_BUCKETS, the prompt padded to the shortest that holds
@@ -25,14 +25,14 @@ and takes over the prefill's KV cache (the same layout in both runtimes):
 The decode and prefill steps of each model are a user program (`DECODE_PROGRAM`, written under
 ~/.cache/approxcc/systems with the shortlist it restricts to) built by approxcc once: a fresh
 build exports and compiles its variants in ten minutes or so; later runs (and tuning) load
-the build while it is newer than its inputs.
+the build while its inputs are unchanged.
 """
 
 from __future__ import annotations
 
 import hashlib
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -156,12 +156,7 @@ class Llm:
 
     def build(self, model: int) -> Path:
         """The manifest of `model`'s DECODE_PROGRAM, built by approxcc for the CPU (a folder
-        per model and shortlist; reused while newer than its inputs)."""
-        import sys
-
-        sys.path.insert(0, str(ML_EXAMPLES))
-        from kv_decoder import build
-
+        per model and shortlist; reused while its inputs are unchanged)."""
         from workloads.packages import cache_dir
 
         name = self.names[model]
@@ -178,7 +173,7 @@ class Llm:
             prefills="".join(PREFILL_FUNCTION.format(n=n) for n in PREFILL_BUCKETS))
         if not source.exists() or source.read_text() != text:
             source.write_text(text)
-        return build(source, folder / "build")
+        return kv_decoder().build(source, folder / "build")
 
     def decode_runner(self, v: Variant) -> Any:
         """The exact variant decodes with its prefill's runner; W8A8 with approxcc's build;
@@ -190,7 +185,7 @@ class Llm:
             elif v.quant:
                 if v.layers:
                     raise ValueError("W8A8 decode is built for the whole model only")
-                self.decoders[key] = BuiltDecoder.load(self.build(v.model), v.vocab)
+                self.decoders[key] = built_decoder(self.build(v.model), v.vocab)
             else:
                 from workloads.models.decode import JaxRunner
 
@@ -261,25 +256,25 @@ class Llm:
         return tok.decode(out).strip(), {"prefill": t1 - t0, "decode": t2 - t1}
 
 
-@dataclass
-class BuiltDecoder:
-    """A variant of the built decode step as a decode runner; `hand_over` gives it the
-    prefill's cache (host arrays: keys of every layer, then values)."""
+def kv_decoder() -> Any:
+    """examples/ml/kv_decoder.py (the cache layout, the build, `CachedStep`), imported when
+    first needed: it imports JAX."""
+    import sys
 
-    step: Any                       # approxcc.ml.runtime's decode_step, on_device
-    cache: list[Any] = field(default_factory=list)
+    sys.path.insert(0, str(ML_EXAMPLES))
+    import kv_decoder
 
-    @staticmethod
-    def load(manifest: Path, vocab: int) -> BuiltDecoder:
-        from approxcc.ml.runtime import load
+    return kv_decoder
 
-        config = {"approxcc": "1", "knobs": {"llm_quant": {"value": 1},
-                                             "llm_vocab": {"value": vocab}}}
-        return BuiltDecoder(load(manifest, config=config).decode_step.on_device)
 
-    def decode(self, token: int, pos: int) -> np.ndarray:
-        logits, *self.cache = self.step(np.int32(token), np.int32(pos), *self.cache)
-        return np.asarray(logits).reshape(-1)
+def built_decoder(manifest: Path, vocab: int) -> Any:
+    """A variant of the built decode step as a `CachedStep` (its cache set by `set_cache`:
+    the prefill's)."""
+    from approxcc.ml.runtime import load
+
+    config = {"approxcc": "1", "knobs": {"llm_quant": {"value": 1},
+                                         "llm_vocab": {"value": vocab}}}
+    return kv_decoder().CachedStep(load(manifest, config=config).decode_step.on_device, ())
 
 
 @dataclass
@@ -311,8 +306,8 @@ class BuiltPrefill:
 
 def set_cache(decoder: Any, leaves: list[Any]) -> None:
     """A KV cache (keys of every layer, then values) to a decode runner."""
-    if isinstance(decoder, BuiltDecoder):
-        decoder.cache = [np.asarray(c) for c in leaves]
+    if isinstance(decoder, kv_decoder().CachedStep):
+        decoder.cache = tuple(np.asarray(c) for c in leaves)
     else:   # a JaxRunner
         import jax.numpy as jnp
 
@@ -325,7 +320,7 @@ def hand_over(prefill: Any, decoder: Any) -> None:
     """The prefill's KV cache to the decoder."""
     if decoder is prefill:
         return
-    if isinstance(decoder, BuiltDecoder):
+    if isinstance(decoder, kv_decoder().CachedStep):
         import jax
 
         set_cache(decoder, jax.tree_util.tree_leaves(prefill.cache))
