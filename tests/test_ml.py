@@ -178,8 +178,8 @@ def test_packed_tiles_are_their_weight(fmt: str, error: float) -> None:
 @pytest.mark.parametrize("choice", [{"p": 1, "q": 0}, {"p": 2, "q": 0}, {"p": 0, "q": 1},
                                     {"p": 0, "q": 2}])
 def test_narrow_weights_are_widened_inside_the_matvec(choice: dict[str, int]) -> None:
-    """A decode-like step (a row lookup, products with `W` and `W.T`, the embedding as the
-    output head) under bf16, f16, int8, int4-g32: weights stored in tiles, no `dot_general`
+    """A decode-like step (a row lookup, products with `W` and `W.T` (also as `x @ W.T`), the
+    embedding as the output head) under bf16, f16, int8, int4-g32: weights stored in tiles, no `dot_general`
     left (each product multiplies the narrow codes), outputs close to exact."""
     @approx.knob("p", transform="precision", values=["f32", "bf16", "f16"])
     @approx.knob("q", transform="quantize", values=["none", "int8", "int4-g32"])
@@ -188,11 +188,13 @@ def test_narrow_weights_are_widened_inside_the_matvec(choice: dict[str, int]) ->
         h = jax.lax.dot_general(x.astype(params["up"].dtype), params["up"],
                                 (((1,), (1,)), ((), ())), preferred_element_type=np.float32)
         x = x + jax.nn.gelu(h) @ params["down"]
+        x = x + x @ params["mix"].T
         return jax.lax.dot_general(x, params["embed"], (((1,), (1,)), ((), ())),
                                    preferred_element_type=np.float32)
 
     rng = np.random.default_rng(1)
     params = {"embed": rng.standard_normal((256, 64)).astype(np.float32),
+              "mix": rng.standard_normal((64, 64)).astype(np.float32) / 8,
               "up": rng.standard_normal((128, 64)).astype(np.float32) / 8,
               "down": rng.standard_normal((128, 64)).astype(np.float32) / 8}
     token = np.array([7], np.int32)
@@ -207,26 +209,28 @@ def test_narrow_weights_are_widened_inside_the_matvec(choice: dict[str, int]) ->
 
 def test_w8a8_multiplies_int8_by_int8_in_both_weight_layouts() -> None:
     """w8a8 on products with `W` (in, out) and `W.T` (a model's (out, in) weights, the tied
-    embedding as the head): every one an int8 x int8 product accumulating in int32 (none
-    multiplies a dequantized float copy), weights stored int8 per output channel, outputs
-    within int8's error of exact."""
+    embedding as the head, written as a `dot_general` or as `x @ W.T`): every one an int8 x
+    int8 product accumulating in int32 (none multiplies a dequantized float copy), weights
+    stored int8 per output channel, outputs within int8's error of exact."""
     @approx.knob("q", transform="quantize", values=["none", "w8a8"])
     def step(params: dict[str, Any], token: jax.Array) -> jax.Array:
         x = params["embed"][token]
         h = jax.lax.dot_general(x, params["up"], (((1,), (1,)), ((), ())))
         x = x + jax.nn.gelu(h) @ params["down"]
+        x = x + x @ params["mix"].T
         return jax.lax.dot_general(x, params["embed"], (((1,), (1,)), ((), ())))
 
     rng = np.random.default_rng(1)
     params = {"embed": rng.standard_normal((256, 64)).astype(np.float32),
+              "mix": rng.standard_normal((64, 64)).astype(np.float32) / 8,
               "up": rng.standard_normal((128, 64)).astype(np.float32) / 8,
               "down": rng.standard_normal((128, 64)).astype(np.float32) / 8}
     token = np.array([7], np.int32)
     variant = make_variant(step.__approx__, params, (token,), {"q": 1})
-    assert [a.dtype for a in variant.stored] == [np.int8, np.float32] * 3
+    assert [a.dtype for a in variant.stored] == [np.int8, np.float32] * 4
     text = jax.jit(variant.fn).lower(variant.stored, token).as_text()
     dots = [line for line in text.splitlines() if "stablehlo.dot_general" in line]
-    assert len(dots) == 3 and all("xi8>, tensor<" in d and "xi32>" in d for d in dots), dots
+    assert len(dots) == 4 and all("xi8>, tensor<" in d and "xi32>" in d for d in dots), dots
     want = np.asarray(step(params, token))
     got = np.asarray(jax.jit(variant.fn)(variant.stored, token))
     assert np.abs(got - want).max() <= 0.05 * np.abs(want).max()

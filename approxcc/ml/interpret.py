@@ -23,6 +23,7 @@ Everything else is bound as traced, so an untouched function computes what it co
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -121,6 +122,9 @@ def _eval(jaxpr: core.Jaxpr, consts: Sequence[Any], args: Sequence[Any],
             if name == "convert_element_type" and intags[0] is not None \
                     and jnp.issubdtype(params["new_dtype"], jnp.floating):
                 out_tag = intags[0]
+            elif name == "transpose" and intags[0] is not None \
+                    and tuple(params["permutation"]) == (1, 0):
+                out_tag = _transposed(intags[0])
         for var, val in zip(eqn.outvars, outs, strict=True):
             if not isinstance(var, core.DropVar):
                 env[var] = val
@@ -174,6 +178,13 @@ def _scan(eqn: core.JaxprEqn, invals: list[Any], intags: list[Tag],
     if v > 1:
         ys = [jnp.repeat(y, v, axis=0)[:length] for y in ys]
     return [*carry, *ys]
+
+
+def _transposed(tag: Tag) -> Tag:
+    """The tag of `W.T` for a 2-D weight `W` tagged `tag`."""
+    if isinstance(tag, Packed):
+        return dataclasses.replace(tag, transposed=not tag.transposed)
+    return QTensor(tag.q.T, tag.scale.T, tag.dtype, -3 - tag.axis)
 
 
 def _int8_dot_applies(eqn: core.JaxprEqn, invals: list[Any], w: QTensor) -> bool:
@@ -251,34 +262,36 @@ def contraction_axes(fn: Callable[..., Any], args: Sequence[Any], n_weights: int
                      ) -> list[int | None]:
     """Per flat weight (the first `n_weights` flat arguments of `fn(*args)`): the axis
     (-1 or -2) that every `dot_general` taking it as its 2-D right operand contracts
-    (following it through jit calls, dtype conversions and scans, whose xs lose their
-    leading axis), or None when none does or uses disagree."""
+    (following it through jit calls, dtype conversions, 2-D transposes (`x @ W.T`) and scans,
+    whose xs lose their leading axis), or None when none does or uses disagree."""
     closed = jax.make_jaxpr(fn)(*args)
     found: dict[int, set[int | None]] = {}
+    Origin = tuple[int, bool]   # the weight's index, and whether this value is its transpose
 
-    def walk(jaxpr: core.Jaxpr, origin: dict[core.Var, int]) -> None:
+    def walk(jaxpr: core.Jaxpr, origin: dict[core.Var, Origin]) -> None:
         for eqn in jaxpr.eqns:
             ins = [None if isinstance(v, core.Literal) else origin.get(v) for v in eqn.invars]
             name = eqn.primitive.name
-            if name in ("jit", "pjit"):
-                inner = eqn.params["jaxpr"].jaxpr
-                walk(inner, {v: o for v, o in zip(inner.invars, ins, strict=True)
-                             if o is not None})
-            elif name == "scan":
+            if name in ("jit", "pjit", "scan"):
                 inner = eqn.params["jaxpr"].jaxpr
                 walk(inner, {v: o for v, o in zip(inner.invars, ins, strict=True)
                              if o is not None})
             elif name == "convert_element_type" and ins[0] is not None:
                 origin[eqn.outvars[0]] = ins[0]
+            elif name == "transpose" and ins[0] is not None \
+                    and tuple(eqn.params["permutation"]) == (1, 0):
+                origin[eqn.outvars[0]] = (ins[0][0], not ins[0][1])
             elif name == "dot_general":
                 (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
                 if ins[0] is not None:
-                    found.setdefault(ins[0], set()).add(None)
+                    found.setdefault(ins[0][0], set()).add(None)
                 if ins[1] is not None:
+                    index, flipped = ins[1]
                     two_d = eqn.invars[1].aval.ndim == 2 and len(rc) == 1 and not rb
-                    found.setdefault(ins[1], set()).add(rc[0] - 2 if two_d else None)
+                    axis = (-1 - rc[0] if flipped else rc[0] - 2) if two_d else None
+                    found.setdefault(index, set()).add(axis)
 
     top = closed.jaxpr
-    walk(top, {v: i for i, v in enumerate(top.invars[:n_weights])})
+    walk(top, {v: (i, False) for i, v in enumerate(top.invars[:n_weights])})
     return [axes.pop() if len(axes := found.get(i, set())) == 1 else None
             for i in range(n_weights)]
