@@ -7,6 +7,7 @@ The one lookup of the compiler in approxcc (`iree_compile()`); the driver's tool
 
 from __future__ import annotations
 
+import functools
 import re
 import shutil
 import subprocess
@@ -63,6 +64,33 @@ def target_flags(target: str, widens_weights: bool, matrix: bool = False) -> lis
         hoisting = ("--iree-opt-const-expr-hoisting=false",) if widens_weights else ()
         return [*TARGET_FLAGS[target], *CPU_MATMUL_FLAGS["matrix"], *hoisting]
     return [*TARGET_FLAGS[target], *CPU_MATMUL_FLAGS["fused" if widens_weights else "tiled"]]
+
+
+# The CPU features under which IREE's mmt4d ukernels multiply bf16 / f16 operands as they
+# are stored, accumulating in f32 (`vdpbf16ps`; `vcvtph2ps` into AVX-512 FMAs): a plain
+# narrow weight then goes through data tiling like an f32 one, reading half its bytes
+# (65536x640 matvec on an AVX-512 EPYC: bf16 1.34x, f16 1.47x f32's, where widening tiles
+# gave 0.66x, 1.1x). Without them a data-tiled bf16 matmul falls back to generic code (0.1x
+# of f32 on AVX2), so narrow floats are widened from tiles instead (`packed`).
+NATIVE_NARROW_FLOATS = {"bf16": {"avx512f", "avx512_bf16"}, "f16": {"avx512f", "f16c"}}
+
+
+@functools.cache
+def host_cpu_features() -> frozenset[str]:
+    """The flags of this machine's CPU (`--iree-llvmcpu-target-cpu=host` compiles for it),
+    empty where /proc/cpuinfo does not list them."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return frozenset()
+    line = next((ln for ln in text.splitlines() if ln.startswith("flags")), "")
+    return frozenset(line.partition(":")[2].split())
+
+
+def multiplies_natively(precision: str) -> bool:
+    """The CPU build multiplies `precision` ("bf16", "f16") weights as stored, through data
+    tiling (else it widens them from tiles inside the matvec)."""
+    return NATIVE_NARROW_FLOATS.get(precision, {"-"}) <= host_cpu_features()
 
 
 def iree_compile() -> str:

@@ -22,8 +22,9 @@ per-call arguments. Transforms compose in a fixed order, whatever the decorator 
    A matrix that the function multiplies as the right operand of a `dot_general`
    (`interpret.contraction_axes`) is quantised over that contraction axis and stored in
    tiles of 32 output rows (`packed.Packed`: `int8`, `int4-gN`, `int4` as one group a row,
-   or, under `bf16`/`f16` precision without quantisation, the narrow float): a decode
-   step's matvec over it widens the codes in registers (`interpret`). Other matrices are
+   or, under `bf16`/`f16` precision without quantisation, the narrow float unless the CPU
+   multiplies it as stored: `iree.multiplies_natively`): a decode step's matvec over it
+   widens the codes in registers (`interpret`). Other matrices are
    quantised over axis -2 (the contraction axis of `x @ W`) and dequantised whole.
 """
 
@@ -41,6 +42,7 @@ from jax import lax
 from approxcc import registry
 from approxcc.ml.approx import ApproxFunction, Knob, Model
 from approxcc.ml.interpret import Options, QTensor, contraction_axes, retrace
+from approxcc.ml.iree import multiplies_natively
 from approxcc.ml.packed import Packed, pack, packable
 from approxcc.transforms.quantize import QUANT_SCHEME
 
@@ -215,8 +217,9 @@ def _tile_format(bits: int, group: int | None, w8a8: bool, compute: Any) -> str 
         return "int8" if group is None else None
     if bits == 4:
         return "int4" if group is None else f"int4-g{group}"
-    return {jnp.dtype(jnp.bfloat16): "bf16", jnp.dtype(jnp.float16): "f16"}.get(
+    narrow = {jnp.dtype(jnp.bfloat16): "bf16", jnp.dtype(jnp.float16): "f16"}.get(
         None if compute is None else jnp.dtype(compute))
+    return None if narrow is None or multiplies_natively(narrow) else narrow
 
 
 def _layer_axes(weights: Any) -> list[int]:
