@@ -1,9 +1,9 @@
 """Gemma 3 270M as a user program: its prefill and decode steps over a KV cache (18 layers,
 one KV head of 256), decorated functions with knobs, the model code that of `workloads`.
 Its tied output head (262,144 x 640) is 2/3 of the bytes a token reads, so the decode step's
-knobs cut there: narrow weights (`weights`), and a head over the 16,384 tokens most frequent
-in Wikipedia summaries (`vocab`, a substitute decode step with its own weights; a token
-outside them can no longer be produced).
+knobs cut there: narrow weights (`weights`, `precision`), and a head over the 16,384 tokens
+most frequent in Wikipedia summaries (`vocab`, a substitute decode step with its own
+weights; a token outside them can no longer be produced).
 
     approxcc examples/ml/gemma3_decode.py -o build/gemma3 --target=cpu
     python examples/ml/gemma3_decode.py build/gemma3      # jax.jit vs the build
@@ -31,17 +31,20 @@ SHORT_HEAD = DECODER.restrict_params(shortlist(DECODER.model))
 @approx.knob("vocab", transform="func_substitute",
              variants=[approx.model(DECODER.restricted, SHORT_HEAD)])
 @approx.knob("weights", transform="quantize", values=["none", "int8", "int4-g32", "w8a8"])
+@approx.knob("precision", transform="precision", values=["f32", "bf16"])
 def decode_step(params: Any, token: jax.Array, pos: jax.Array,
                 *cache: jax.Array) -> tuple[jax.Array, ...]:
     return DECODER.decode(params, token, pos, *cache)
 
 
 @approx.knob("prefill_weights", transform="quantize", values=["none", "w8a8"])
+@approx.knob("prefill_precision", transform="precision", values=["f32", "bf16"])
 def prefill(params: Any, tokens: jax.Array, *cache: jax.Array) -> tuple[jax.Array, ...]:
     return DECODER.fill(params, tokens, *cache)
 
 
 @approx.knob("prefill_long_weights", transform="quantize", values=["none", "w8a8"])
+@approx.knob("prefill_long_precision", transform="precision", values=["f32", "bf16"])
 def prefill_long(params: Any, tokens: jax.Array, *cache: jax.Array) -> tuple[jax.Array, ...]:
     return DECODER.fill(params, tokens, *cache)
 

@@ -1,7 +1,7 @@
 """What the decorated real-model examples (gemma3_decode.py, smollm2_decode.py) share: a
 `workloads` model's prefill and decode steps over a KV cache, and the two as a Runner.
 
-The cache is one array a layer and kind, (MAX_LEN, kv_heads, head_dim) each, passed in and
+The cache is one array a layer and kind, (kv_heads, MAX_LEN, head_dim) each, passed in and
 out of each step as separate inputs and outputs (keys of every layer, then values):
 `prog.fn.on_device` keeps them on the device from one call to the next, and a step rewrites
 only its own rows of each (one stacked array would be copied whole at every layer's

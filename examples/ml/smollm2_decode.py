@@ -32,11 +32,13 @@ def decode_step(params: Any, token: jax.Array, pos: jax.Array,
 
 
 @approx.knob("prefill_weights", transform="quantize", values=["none", "w8a8"])
+@approx.knob("prefill_precision", transform="precision", values=["f32", "bf16"])
 def prefill(params: Any, tokens: jax.Array, *cache: jax.Array) -> tuple[jax.Array, ...]:
     return DECODER.fill(params, tokens, *cache)
 
 
 @approx.knob("prefill_long_weights", transform="quantize", values=["none", "w8a8"])
+@approx.knob("prefill_long_precision", transform="precision", values=["f32", "bf16"])
 def prefill_long(params: Any, tokens: jax.Array, *cache: jax.Array) -> tuple[jax.Array, ...]:
     return DECODER.fill(params, tokens, *cache)
 

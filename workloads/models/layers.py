@@ -33,9 +33,11 @@ def rope(x: jax.Array, positions: jax.Array, base: float, interleaved: bool) -> 
 
 
 def init_cache(n_layers: int, max_len: int, n_kv_heads: int, head_dim: int) -> Cache:
-    """Zeroed KV cache: ``k``/``v`` lists of one (max_len, kv_heads, head_dim) float32 array
-    a layer (separate arrays: IREE copies a whole stacked cache on every layer's update)."""
-    shape = (max_len, n_kv_heads, head_dim)
+    """Zeroed KV cache: ``k``/``v`` lists of one (kv_heads, max_len, head_dim) float32 array
+    a layer (separate arrays: IREE copies a whole stacked cache on every layer's update;
+    heads first: attention reads each head's keys in place, where a (max_len, kv_heads, ...)
+    cache is transposed whole at every layer of every decode step)."""
+    shape = (n_kv_heads, max_len, head_dim)
     return {kind: [jnp.zeros(shape, jnp.float32) for _ in range(n_layers)]
             for kind in ("k", "v")}
 
@@ -65,7 +67,8 @@ def cached_attention(
     probabilities are 0), 5/8 of the S x S scores at 512 tokens.
     """
     zero = jnp.zeros((), jnp.int32)
-    start = (jnp.asarray(pos, jnp.int32), zero, zero)
+    start = (zero, jnp.asarray(pos, jnp.int32), zero)
+    k, v = k.transpose(1, 0, 2), v.transpose(1, 0, 2)      # the cache's (kv_heads, S, hd)
     keys = jax.lax.dynamic_update_slice(cache["k"][layer], k, start)
     values = jax.lax.dynamic_update_slice(cache["v"][layer], v, start)
     cache = {
@@ -78,19 +81,19 @@ def cached_attention(
     for first_q in range(0, q.shape[0], PROMPT_BLOCK):
         end = min(first_q + PROMPT_BLOCK, q.shape[0])
         first_k = max(0, first_q - window + 1) if window else 0
-        blocks.append(_attend(q[first_q:end], k[first_k:end], v[first_k:end], first_q, first_k,
-                              scale, window))
+        blocks.append(_attend(q[first_q:end], k[:, first_k:end], v[:, first_k:end], first_q,
+                              first_k, scale, window))
     return jnp.concatenate(blocks) if len(blocks) > 1 else blocks[0], cache
 
 
 def _attend(q: jax.Array, keys: jax.Array, values: jax.Array, q_pos0: jax.Array | int,
             k_pos0: int, scale: float, window: int) -> jax.Array:
     """Masked attention of ``q`` (S, heads, hd) at positions ``q_pos0..`` over ``keys`` and
-    ``values`` (T, kv_heads, hd) at positions ``k_pos0..``; (S, heads*hd)."""
+    ``values`` (kv_heads, T, hd) at positions ``k_pos0..``; (S, heads*hd)."""
     s, heads, hd = q.shape
-    n_keys, kv_heads, _ = keys.shape
+    kv_heads, n_keys, _ = keys.shape
     grouped = q.reshape(s, kv_heads, heads // kv_heads, hd)
-    scores = jnp.einsum("skgd,tkd->kgst", grouped, keys) * scale
+    scores = jnp.einsum("skgd,ktd->kgst", grouped, keys) * scale
     q_pos = q_pos0 + jnp.arange(s, dtype=jnp.int32)
     k_pos = k_pos0 + jnp.arange(n_keys, dtype=jnp.int32)
     visible = k_pos[None, :] <= q_pos[:, None]
@@ -98,5 +101,5 @@ def _attend(q: jax.Array, keys: jax.Array, values: jax.Array, q_pos0: jax.Array 
         visible &= q_pos[:, None] - k_pos[None, :] < window
     scores = jnp.where(visible, scores, jnp.finfo(jnp.float32).min)
     probs = jax.nn.softmax(scores, axis=-1)
-    out = jnp.einsum("kgst,tkd->skgd", probs, values)
+    out = jnp.einsum("kgst,ktd->skgd", probs, values)
     return out.reshape(s, heads * hd)
