@@ -68,10 +68,7 @@ class Packed:
 
     def matvec(self, x: Any) -> Any:
         """`x @ M.T` for `x` `(..., in)` (float32 result; `M` 2-D)."""
-        # x materialized first: IREE would otherwise fuse its broadcast over the tiles into
-        # x's producer (e.g. the attention's head transpose) and write an f32 tensor the
-        # size of the weight (SmolLM2's int8 o-projection: 34% of a decode step)
-        x = lax.optimization_barrier(jnp.asarray(x, jnp.float32))
+        x = jnp.asarray(x, jnp.float32)
         lead = x.shape[:-1]
         if self.group:
             # Summed within each group, scaled, summed over the groups: two sums (one with
