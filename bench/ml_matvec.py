@@ -3,8 +3,7 @@ path (a decorated module built with approxcc, run by its runtime).
 
 The product is the decode step's unit of work (batch 1: every weight read once), by
 default a quarter of Gemma 3 270M's output head (65536 x 640, larger than the L2 caches).
-The module (written to the build folder) is ``matvec(params, x) = x @ params["w"].T`` (as a
-``dot_general`` contracting both last axes, as the models write it) with a
+The module (written to the build folder) is ``matvec(params, x) = x @ params["w"].T`` with a
 ``weights`` (quantize) and a ``precision`` knob; a format is one value of one knob, the other
 exact: ``f32`` (exact), ``bf16``/``f16`` (precision), ``int8``, ``int4-gN``, ``w8a8``
 (quantize). The formats take turns call by call and the median ms per call is printed with
@@ -44,7 +43,6 @@ PRECISION = ["f32", "bf16", "f16"]
 FORMATS = ["f32", *PRECISION[1:], *QUANT[1:]]
 MODULE = '''"""bench/ml_matvec.py's product (generated)."""
 import numpy as np
-from jax import lax
 
 from approxcc import approx
 
@@ -55,7 +53,7 @@ X = np.load("{x}")
 @approx.knob("weights", transform="quantize", values={quant})
 @approx.knob("precision", transform="precision", values={precision})
 def matvec(params, x):
-    return lax.dot_general(x, params["w"], (((1,), (1,)), ((), ())))   # x @ w.T
+    return x @ params["w"].T
 
 
 APPROX_EXAMPLE_ARGS = {{"matvec": ({{"w": W}}, X)}}

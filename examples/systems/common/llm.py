@@ -30,6 +30,7 @@ the build while its inputs are unchanged.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import time
 from dataclasses import dataclass
@@ -256,9 +257,10 @@ class Llm:
         return tok.decode(out).strip(), {"prefill": t1 - t0, "decode": t2 - t1}
 
 
+@functools.cache
 def kv_decoder() -> Any:
     """examples/ml/kv_decoder.py (the cache layout, the build, `CachedStep`), imported when
-    first needed: it imports JAX."""
+    first needed (it imports JAX), once: `set_cache` asks for it at every answer."""
     import sys
 
     sys.path.insert(0, str(ML_EXAMPLES))
