@@ -24,7 +24,7 @@ from approxcc.ml.iree import multiplies_natively
 from approxcc.ml.packed import pack
 from approxcc.ml.program import load_program
 from approxcc.ml.runtime import Program, load
-from approxcc.ml.transforms import exact_value, make_variant
+from approxcc.ml.transforms import exact_value, make_variant, shared_conversions
 
 ROOT = Path(__file__).resolve().parents[1]
 DECODER = ROOT / "examples" / "ml" / "tiny_decoder.py"
@@ -218,6 +218,32 @@ def test_narrow_weights_are_widened_inside_the_matvec(choice: dict[str, int]) ->
     want = np.asarray(exact.fn(exact.stored, token))
     got = np.asarray(jax.jit(variant.fn)(variant.stored, token))
     assert np.abs(got - want).max() <= 0.2 * np.abs(want).max()
+
+
+def test_a_build_converts_each_shared_weight_once() -> None:
+    """Within a build, functions over the same parameters (a prefill per prompt length) hold
+    one int8 copy between their w8a8 variants, and a float32 variant holds the parameters
+    themselves: memory grows with the distinct conversions, not with the functions."""
+    @approx.knob("q", transform="quantize", values=["none", "w8a8"])
+    def short(params: dict[str, Any], x: jax.Array) -> jax.Array:
+        return x @ params["w"].T
+
+    @approx.knob("q", transform="quantize", values=["none", "w8a8"])
+    def long(params: dict[str, Any], x: jax.Array) -> jax.Array:
+        return x @ params["w"].T
+
+    params = {"w": np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)}
+    x8, x16 = np.ones((8, 64), np.float32), np.ones((16, 64), np.float32)
+    with shared_conversions():
+        a = make_variant(short.__approx__, params, (x8,), {"q": 1})
+        b = make_variant(long.__approx__, params, (x16,), {"q": 1})
+        exact = make_variant(long.__approx__, params, (x16,), {"q": 0})
+    assert a.stored[0].dtype == np.int8
+    assert all(p is q for p, q in zip(a.stored, b.stored, strict=True))
+    assert exact.stored[0] is params["w"]
+    apart = make_variant(short.__approx__, params, (x8,), {"q": 1})   # outside a build
+    assert apart.stored[0] is not a.stored[0]
+    np.testing.assert_array_equal(apart.stored[0], a.stored[0])
 
 
 def test_w8a8_multiplies_int8_by_int8_in_both_weight_layouts() -> None:

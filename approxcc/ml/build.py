@@ -71,6 +71,7 @@ from approxcc.ml.iree import (
 )
 from approxcc.ml.passes import choice_of, expand_all, variants_of
 from approxcc.ml.program import DecoratedFunction, load_program
+from approxcc.ml.transforms import shared_conversions
 
 MANIFEST_VERSION = "3"   # 2: weights are IREE parameters; 3: dispatches
 PARAMETER_SCOPE = "model"
@@ -91,6 +92,7 @@ class Manifest:
         return Manifest(Path(path), json.loads(Path(path).read_text()))
 
 
+@shared_conversions()   # variants (of every function) converting a weight alike share it
 def build_model(path: str | Path, out_dir: str | Path, targets: Sequence[str] = ("cpu",),
                 jobs: int | None = None, keep_going: bool = False) -> Manifest:
     """Builds every variant of every decorated function of the module at `path`."""

@@ -30,7 +30,8 @@ per-call arguments. Transforms compose in a fixed order, whatever the decorator 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +48,34 @@ from approxcc.ml.packed import Packed, pack, packable
 from approxcc.transforms.quantize import QUANT_SCHEME
 
 _DTYPES = {"f32": jnp.float32, "bf16": jnp.bfloat16, "f16": jnp.float16}
+# Each weight conversion made while a build runs (`shared_conversions`), by the source
+# array's identity (the entry holds the array, so the identity stays its own): a program's
+# functions (a prefill per prompt length) share their parameters, and their variants then
+# share one converted copy instead of holding one each.
+_shared: dict[tuple[Any, ...], tuple[Any, list[np.ndarray]]] | None = None
+
+
+@contextlib.contextmanager
+def shared_conversions() -> Iterator[None]:
+    """Within this block, variants converting the same weight the same way share the
+    result."""
+    global _shared
+    outer = _shared
+    _shared = {} if outer is None else outer
+    try:
+        yield
+    finally:
+        _shared = outer
+
+
+def _converted(leaf: Any, how: tuple[Any, ...],
+               convert: Callable[[], list[np.ndarray]]) -> list[np.ndarray]:
+    if _shared is None:
+        return convert()
+    key = (id(leaf), *how)
+    if key not in _shared:
+        _shared[key] = (leaf, convert())
+    return _shared[key][1]
 
 
 @dataclass(frozen=True)
@@ -169,21 +198,23 @@ def _numerics(fn: Callable[..., Any], weights: Any, inputs: Sequence[Any], compu
         fmt = tiled and (f"int4-g{a.shape[axis]}" if tiled == "int4" else tiled)
         if fmt and is_float and axis is not None and a.ndim - layer_axis == 2 \
                 and packable(a.shape, fmt, axis == -2):
-            p = pack(a, fmt, transposed=axis == -2)
-            codecs.append(_Tiles(fmt, axis == -2, p.scale is not None, jnp.dtype(dtype)))
-            stored += [p.codes] if p.scale is None else [p.codes, p.scale]
+            parts = _converted(leaf, ("tiles", fmt, axis),
+                               lambda a=a, fmt=fmt, axis=axis: _tiles(a, fmt, axis == -2))
+            codecs.append(_Tiles(fmt, axis == -2, len(parts) == 2, jnp.dtype(dtype)))
         elif w8a8 and is_float and axis == -1 and a.ndim - layer_axis == 2:
             # `x @ W.T` (a model's (out, in) weights): per output row
-            q, scale = _quantize(np.swapaxes(a, -1, -2), 8, None)
+            parts = _converted(leaf, ("w8a8-rows",), lambda a=a: [
+                np.swapaxes(x, -1, -2) for x in _quantize(np.swapaxes(a, -1, -2), 8, None)])
             codecs.append(_Quant(8, jnp.dtype(dtype), True, -1))
-            stored += [np.swapaxes(q, -1, -2), np.swapaxes(scale, -1, -2)]
         elif bits and is_float and _quantizable(a.shape, layer_axis, bits, group):
-            q, scale = _quantize(a, bits, group)
+            parts = _converted(leaf, ("quantize", bits, group),
+                               lambda a=a: list(_quantize(a, bits, group)))
             codecs.append(_Quant(bits, jnp.dtype(dtype), w8a8))
-            stored += [q, scale]
         else:
+            parts = _converted(leaf, ("cast", str(dtype)),
+                               lambda a=a, dtype=dtype: [a.astype(dtype, copy=False)])
             codecs.append(_Plain())
-            stored.append(a.astype(dtype))
+        stored += parts
 
     packed = any(isinstance(c, _Tiles) for c in codecs)
 
@@ -206,6 +237,11 @@ def _numerics(fn: Callable[..., Any], weights: Any, inputs: Sequence[Any], compu
         return jax.tree.map(lambda o, ref: jnp.asarray(o).astype(ref.dtype), out, exact_out)
 
     return Variant(variant, stored)
+
+
+def _tiles(a: np.ndarray, fmt: str, transposed: bool) -> list[np.ndarray]:
+    p = pack(a, fmt, transposed=transposed)
+    return [p.codes] if p.scale is None else [p.codes, p.scale]
 
 
 def _tile_format(bits: int, group: int | None, w8a8: bool, compute: Any) -> str | None:
