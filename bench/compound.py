@@ -245,7 +245,11 @@ def llm_speed(args: argparse.Namespace) -> dict[str, Any]:
                     "corpus-vocab decode": lm.Variant(model, vocab=1),
                     "w8a8 prefill": lm.Variant(model, prefill=1),
                     "w8a8 prefill, w8a8+corpus-vocab decode":
-                        lm.Variant(model, quant=1, vocab=1, prefill=1)}
+                        lm.Variant(model, quant=1, vocab=1, prefill=1),
+                    "bf16 decode": lm.Variant(model, quant=2),
+                    "bf16 prefill": lm.Variant(model, prefill=2),
+                    "bf16 prefill, bf16+corpus-vocab decode":
+                        lm.Variant(model, quant=2, vocab=1, prefill=2)}
         for label, variant in variants.items():
             t0 = time.perf_counter()
             llm.prepare([variant])

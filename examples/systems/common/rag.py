@@ -9,12 +9,16 @@ Python-side knobs (the C library has the retrieval and selection ones). The dyna
 decide per question on the retrieval's confidence, the second passage's score in % of the
 best (`confidence`): with one clear winner the answer only has to be copied from it.
   llm_model   (dynamic) 0 = Gemma 3 270M, 1 = SmolLM2-135M.
-  llm_quant   (dynamic) 0 = float32 decode, 1 = W8A8 decode (approxcc's build, IREE).
-  llm_prefill (dynamic) 0 = float32 prefill (jax.jit), 1 = W8A8 prefill (approxcc's build).
+  llm_quant   (dynamic) 0 = float32 decode, 1 = W8A8 decode (approxcc's build, IREE),
+              2 = bfloat16 decode (the same build).
+  llm_prefill (dynamic) 0 = float32 prefill (jax.jit), 1 = W8A8 prefill (approxcc's build),
+              2 = bfloat16 prefill (the same build).
   llm_vocab   0 = the whole output vocabulary, 1 = the corpus's tokens only.
   llm_layers  drop the last decoder layer of the model (early exit; not in rag_bm25's and
               rag_kb's spaces: `FAST_KNOBS`).
   llm_answer  the answer's length in tokens at most (exact 10).
+  llm_example 1 = the prompt's worked example (`EXAMPLE`, a fifth of an approximate
+              system's prompt) left out: a shorter prefill, the answer's form untaught.
 `write` (the LLM stage of `answer`, and of a subclass's own prompts) puts the decode knobs'
 values in `self.decoding` before calling `generate(prompt, model, layers)`, so a subclass
 replacing `generate` with another LLM keeps its signature.
@@ -62,24 +66,26 @@ def confidence(scores: list[float]) -> float:
     return 100.0 * scores[1] / scores[0] if len(scores) > 1 and scores[0] else 0.0
 
 
-def _confident(name: str) -> Knob:
+def _confident(name: str, values: tuple[int, ...]) -> Knob:
     transform = {"llm_model": "func_substitute", "llm_quant": "quantize",
                  "llm_prefill": "quantize"}[name]
-    return Knob(name, transform, (0, 1), 0, dynamic=True, thresholds=1, range=(0, 100),
+    return Knob(name, transform, values, 0, dynamic=True, thresholds=1, range=(0, 100),
                 loc="pipeline.py")
 
 
 class RagPipeline(Pipeline):
     knobs = (
-        _confident("llm_model"),
+        _confident("llm_model", (0, 1)),
         Knob("llm_layers", "task_skipping", (0, 1), 0, loc="pipeline.py"),
-        _confident("llm_quant"),
-        _confident("llm_prefill"),
+        _confident("llm_quant", (0, 1, 2)),
+        _confident("llm_prefill", (0, 1, 2)),
         # a narrower output head skips most of its rows
         Knob("llm_vocab", "task_skipping", (0, 1), 0, loc="pipeline.py"),
         # the answer's last tokens skipped
         Knob("llm_answer", "task_skipping", (ANSWER_TOKENS, 6, 4), ANSWER_TOKENS,
              loc="pipeline.py"),
+        # the prompt's worked example skipped
+        Knob("llm_example", "task_skipping", (0, 1), 0, loc="pipeline.py"),
     )
     retrieval_knobs: tuple[str, ...] = ()     # the C knobs `search` reads (its cache key)
     query_stage = "query"                     # the profile's name for `encode`
@@ -143,12 +149,13 @@ class RagPipeline(Pipeline):
 
     # -- the system --------------------------------------------------------------------------
 
-    def prompt(self, question: str, docs: list[int], words: list[int]) -> str:
+    def prompt(self, question: str, docs: list[int], words: list[int],
+               example: bool = True) -> str:
         passages = [f"{self.articles[d].title}: {' '.join(self.passage(d)[:n])}"
                     for d, n in zip(docs, words, strict=True) if n > 0]
         context = "".join(f"Passage: {p}\n" for p in passages)
         head = INSTRUCTION if passages else CLOSED_BOOK
-        return f"{head}\n{EXAMPLE}{context}Question: {question}\nAnswer:"
+        return f"{head}\n{EXAMPLE if example else ''}{context}Question: {question}\nAnswer:"
 
     def answer(self, question: str, library: ctypes.CDLL, knobs: KnobConfig,
                stages: Stages) -> str:
@@ -160,8 +167,9 @@ class RagPipeline(Pipeline):
                                          knob_values(knobs, SELECTION_KNOBS)),
                            lambda: self.select(library, ids, scores))
         sure = confidence(scores)
-        return self.write(self.prompt(question, ids, words), decide(knobs["llm_model"], sure),
-                          knobs, stages, sure)
+        example = not decide(knobs["llm_example"], 0) if "llm_example" in knobs else True
+        return self.write(self.prompt(question, ids, words, example),
+                          decide(knobs["llm_model"], sure), knobs, stages, sure)
 
     def write(self, prompt: str, model: int, knobs: KnobConfig, stages: Stages,
               sure: float = 0.0) -> str:
