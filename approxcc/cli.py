@@ -284,6 +284,11 @@ def _seconds(text: str) -> float:
                    "budget before picking; 0: pick from single runs.")
 @click.option("--confirm-candidates", type=click.IntRange(1, 20), default=3, show_default=True,
               help="Candidates per budget confirmed besides the fastest within it.")
+@click.option("--start-from", "start_from", multiple=True, type=click.Path(),
+              metavar="CONFIG.json",
+              help="A configuration measured before the searches, which start from the "
+                   "fastest within their budget (e.g. a static run's pick for --mode "
+                   "dynamic); repeatable.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Search seed.")
 @click.option("--db", "db", type=click.Path(), help="Results DB (default OUT/results.db).")
 @click.option("--out", "out", type=click.Path(),
@@ -305,7 +310,8 @@ def _seconds(text: str) -> float:
 @click.option("--search", type=click.Choice(["opentuner"]), default="opentuner",
               show_default=True, help="Search engine.")
 def tune_cmd(target: str, budgets: str, time_limit: str, parallel: int, cluster: str | None,
-             confirm_repeats: int, confirm_candidates: int, seed: int, db: str | None,
+             confirm_repeats: int, confirm_candidates: int, start_from: tuple[str, ...],
+             seed: int, db: str | None,
              out: str | None, resume: bool, mode: str, timeout: float | None, repeats: int,
              max_evals: int | None, no_screening: bool, search: str) -> int:
     """Tune the knobs of a program under QoS budgets (docs/tuning.md); the one `--search`
@@ -331,7 +337,8 @@ def tune_cmd(target: str, budgets: str, time_limit: str, parallel: int, cluster:
                            Path(db) if db else None, resume, mode, timeout, repeats, max_evals,
                            not no_screening, qos, cluster=cluster,
                            confirm_repeats=confirm_repeats,
-                           confirm_candidates=confirm_candidates)
+                           confirm_candidates=confirm_candidates,
+                           start_from=[Path(p) for p in start_from])
         try:
             tune(app, opts, console,
                  reporter=lambda results, run_id: report(results, results.run(run_id),

@@ -7,8 +7,8 @@ For each system (default: every examples/systems/*/system.toml except tiny's):
    to a non-exact value on one question, and the stages that then rerun (cache misses of
    `approxcc.system.pipeline.Stages`) are what it can speed up at all: its own stage (the
    first to rerun) and everything it reruns; bound = 1 / (1 - their share of the time);
-2. two `approxcc.tune.tune` runs, mode static then dynamic, budgets 3/6/9% (`--minutes` each),
-   on the first `--tune-questions` of the system's tune file, its held-out inputs the first
+2. two `approxcc.tune.tune` runs, mode static then dynamic (starting from the static run's
+   picks: `--start-from`), budgets 3/6/9% (`--minutes` each), on the first `--tune-questions` of the system's tune file, its held-out inputs the first
    `--eval-limit` of its eval file (tune and eval files are disjoint, checked by system.toml).
    The tuner's confirmation times the exact system and each candidate afresh, alternately
    question by question (`CompoundSystem.run_pair`), `--confirm-repeats` times on the tune
@@ -117,10 +117,11 @@ def _bound(stages: dict[str, float], parts: list[str], total: float) -> float | 
 
 
 def tune_mode(system: CompoundSystem, mode: str, out: Path, args: argparse.Namespace,
-              prof: dict[str, Any]) -> list[dict[str, Any]]:
-    """One tuning run and its picks: speedup and loss on tune and eval are the tuner's
-    confirmation pairs (the exact system and the pick alternately, question by question,
-    every stage timed afresh: `CompoundSystem.run_pair`)."""
+              prof: dict[str, Any], starts: list[Path]) -> list[dict[str, Any]]:
+    """One tuning run, its searches starting from the configurations `starts`, and its
+    picks: speedup and loss on tune and eval are the tuner's confirmation pairs (the exact
+    system and the pick alternately, question by question, every stage timed afresh:
+    `CompoundSystem.run_pair`)."""
     picks: list[dict[str, Any]] = []
     began = time.monotonic()
 
@@ -148,7 +149,7 @@ def tune_mode(system: CompoundSystem, mode: str, out: Path, args: argparse.Names
     options = TuneOptions(budgets=args.budgets, out=out, time_limit=args.minutes * 60,
                           mode=mode, seed=args.seed, timeout=max(MIN_TIMEOUT_S, 10 * batch),
                           confirm_repeats=args.confirm_repeats,
-                          confirm_candidates=args.confirm_candidates)
+                          confirm_candidates=args.confirm_candidates, start_from=starts)
     tune(system, options, console=console, reporter=reporter)
     return picks
 
@@ -299,7 +300,10 @@ def bench_system(where: Path, args: argparse.Namespace) -> dict[str, Any]:
     console.print(profile_table(system.name, prof))
     picks: list[dict[str, Any]] = []
     for mode in args.modes:
-        picks += tune_mode(system, mode, out / mode, args, prof)
+        # a later mode starts from the earlier one's picks (the dynamic space holds the
+        # static one's points): it can only find faster ones in the same time
+        starts = [Path(p["config_file"]) for p in picks]
+        picks += tune_mode(system, mode, out / mode, args, prof, starts)
     if args.configs:
         ship(system, picks, args.budgets, (tune_n, eval_n))
     return {"system": system.name, "tune_questions": tune_n, "eval_questions": eval_n,

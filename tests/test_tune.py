@@ -424,3 +424,31 @@ def test_a_dynamic_search_starts_from_the_edges_of_each_state_range(tmp_path: Pa
          reporter=lambda db, run_id: report(db, db.run(run_id), out, Console(quiet=True)))
     pick = json.loads((out / "3pct.json").read_text())
     assert pick["knobs"]["skip"] == {"thresholds": [5], "decisions": [1, 0]}
+
+
+def test_a_search_starts_from_a_given_configuration(tmp_path: Path) -> None:
+    # a static run's pick given to a dynamic run too short to find it by itself: the dynamic
+    # pick is at least as fast (a dynamic space holds every static point)
+    start = tmp_path / "static.json"
+    start.write_text(json.dumps({"knobs": {"a": {"value": 6}, "c": {"value": 2}}}))
+
+    def pick(out: str, starts: list[Path]) -> dict:
+        tune(Synthetic(), TuneOptions([0.05], tmp_path / out, max_evals=3, mode="dynamic",
+                                      screening=False, confirm_repeats=0, start_from=starts),
+             reporter=lambda db, run_id: report(db, db.run(run_id), tmp_path / out,
+                                                Console(quiet=True)))
+        return json.loads((tmp_path / out / "5pct.json").read_text())
+
+    alone, started = pick("alone", []), pick("started", [start])
+    assert started["knobs"]["a"] == {"value": 6} and started["knobs"]["c"] == {"value": 2}
+    assert started["speedup"]["tune"] >= 18 > alone["speedup"]["tune"]
+
+
+def test_a_bad_starting_configuration_is_a_diagnostic(tmp_path: Path) -> None:
+    bad = tmp_path / "start.json"
+    bad.write_text('{"knobs": {\n  "nope": {"value": 1}}}\n')
+    proc = approxcc("tune", str(small_example(tmp_path)), "--qos-budget", "3%",
+                    "--start-from", str(bad), check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert f"{bad}:2:3: error: unknown knob 'nope' (the program has: " in proc.stderr, \
+        proc.stderr

@@ -9,64 +9,18 @@ either.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from approxcc.diagnostics import CompileError, SourceLocation
 from approxcc.system.application import CompoundSystem, correct
 from approxcc.system.questions import load_questions
-from approxcc.tune.space import KnobConfig
-
-
-def load_config(path: Path) -> KnobConfig:
-    """The `knobs` of a configuration file (docs/config.md)."""
-    try:
-        data = json.loads(path.read_text())
-    except OSError as err:
-        raise CompileError(f"cannot read '{path}': {err.strerror}") from None
-    except json.JSONDecodeError as err:
-        raise CompileError(f"malformed JSON: {err.msg}",
-                           SourceLocation(str(path), err.lineno, err.colno)) from None
-    knobs = data.get("knobs") if isinstance(data, dict) else None
-    if not isinstance(knobs, dict):
-        raise CompileError("a configuration needs a 'knobs' object",
-                           SourceLocation(str(path), 1, 1))
-    return knobs
-
-
-def _check(system: CompoundSystem, knobs: KnobConfig, path: Path) -> None:
-    """Unknown knobs and out-of-domain values are the user's mistakes, reported here rather
-    than by the runtime when the library loads."""
-    space = {k.name: k for k in system.knob_space().knobs}
-    where = SourceLocation(str(path), 1, 1)
-    for name, entry in knobs.items():
-        knob = space.get(name)
-        if knob is None:
-            raise CompileError(f"unknown knob '{name}' (the system has: "
-                               f"{', '.join(sorted(space))})", where)
-        values = [entry["value"]] if isinstance(entry, dict) and "value" in entry else \
-            entry.get("decisions") if isinstance(entry, dict) else None
-        if not isinstance(values, list) or any(v not in knob.values for v in values):
-            raise CompileError(f"knob '{name}': expected {{\"value\": v}} or thresholds and "
-                               f"decisions with values in {list(knob.values)}", where)
-        thresholds = entry.get("thresholds", [])
-        if thresholds != sorted(set(thresholds)):
-            raise CompileError(f"knob '{name}': thresholds must be strictly increasing", where)
-        if "decisions" in entry and (not knob.dynamic or
-                                     len(entry.get("thresholds", [])) != knob.thresholds
-                                     or len(values) != knob.thresholds + 1):
-            raise CompileError(f"knob '{name}': needs {knob.thresholds} thresholds and "
-                               f"{knob.thresholds + 1} decisions" if knob.dynamic else
-                               f"knob '{name}' is static: give {{\"value\": v}}", where)
 
 
 def evaluate(system: CompoundSystem, config: Path, questions: Path,
              limit: int | None = None) -> dict[str, Any]:
     """Accuracy, loss, seconds per question and speedup of `config` against the exact system
     on the questions of `questions` (the first `limit`). `system` is built."""
-    knobs = load_config(config)
-    _check(system, knobs, config)
+    knobs = system.knob_space().checked(config)
     qs = load_questions(questions, limit)
     right = {"exact": 0, "config": 0}
     profiles: dict[str, dict[str, float]] = {"exact": {}, "config": {}}
@@ -99,7 +53,7 @@ def evaluate_system(where: str, config: Path, questions: Path,
 
     system = load_system(where)
     load_questions(questions, limit)             # the user's mistakes first, before building
-    _check(system, load_config(config), config)
+    system.knob_space().checked(config)
     with tempfile.TemporaryDirectory(prefix="approx-eval-") as work:
         system.build(Path(work))
         try:

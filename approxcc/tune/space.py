@@ -31,6 +31,7 @@ from typing import Any
 from xdsl.dialects.builtin import IntegerType, ModuleOp
 
 from approxcc import registry
+from approxcc.config import load_config
 from approxcc.diagnostics import CompileError
 from approxcc.dialect import ML_SOURCE_ATTR
 from approxcc.dialect.approx import KnobOp
@@ -114,6 +115,31 @@ class KnobSpace:
             keep = set(allowed.get(k.name, k.values)) | {k.exact}
             knobs.append(replace(k, values=tuple(v for v in k.values if v in keep)))
         return KnobSpace(tuple(knobs), self.unbuilt)
+
+    def checked(self, path: Path) -> KnobConfig:
+        """The knobs of the configuration file `path` (docs/config.md), checked against this
+        space: an unknown knob or a value outside its knob's domain is the user's mistake,
+        reported at the knob's key in the file."""
+        knobs: KnobConfig = {}
+        for name, s in load_config(str(path)).knobs.items():
+            knob = next((k for k in self.knobs if k.name == name), None)
+            if knob is None:
+                raise CompileError(f"unknown knob '{name}' (the program has: "
+                                   f"{', '.join(sorted(k.name for k in self.knobs))})", s.loc)
+            values = [s.value] if s.decisions is None else list(s.decisions)
+            if any(v not in knob.values for v in values):
+                raise CompileError(f"knob '{name}': its values are {list(knob.values)}", s.loc)
+            if s.decisions is None:
+                knobs[name] = {"value": s.value}
+            elif not knob.dynamic:
+                raise CompileError(f"knob '{name}' is static: give {{\"value\": v}}", s.loc)
+            elif len(s.decisions) != knob.thresholds + 1:
+                raise CompileError(f"knob '{name}': needs {knob.thresholds} thresholds and "
+                                   f"{knob.thresholds + 1} decisions", s.loc)
+            else:
+                knobs[name] = {"thresholds": list(s.thresholds or ()),
+                               "decisions": list(s.decisions)}
+        return knobs
 
     def to_json(self) -> list[dict[str, Any]]:
         """The knobs (and, when some ML variant is unbuilt, a last entry listing them)."""

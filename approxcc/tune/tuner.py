@@ -10,6 +10,7 @@ committed by this process as it finishes.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -55,11 +56,15 @@ class TuneOptions:
     cluster: str | None = None          # tcp://HOST:PORT of a running `dask scheduler`
     confirm_repeats: int = REPEATS     # 0: pick from the single runs of the search
     confirm_candidates: int = CANDIDATES
+    # configuration files measured before the searches, which then start from the fastest
+    # within their budget (e.g. a static run's picks: a dynamic space holds them)
+    start_from: list[Path] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         # Evaluations run in their own folders: paths given relative to here must stay valid.
         self.out = Path(self.out).resolve()
         self.db = Path(self.db).resolve() if self.db else None
+        self.start_from = [Path(p).resolve() for p in self.start_from]
 
     @property
     def db_path(self) -> Path:
@@ -105,10 +110,11 @@ class Tuner:
         if not space.knobs:
             raise CompileError(f"{self.app.describe()}: no approx knobs to tune (annotate a "
                                f"loop, statement or function with #pragma approx)")
+        starts = [space.exact_config() | space.checked(p) for p in self.opts.start_from]
         self.start_run(space)
         self.engine = self.start_engine()
         try:
-            self.tune_all(space)
+            self.tune_all(space, starts)
         except BaseException:
             self.engine.abort()
             raise
@@ -124,7 +130,7 @@ class Tuner:
             return Dask(self.app, address=self.opts.cluster, workers=self.opts.parallel)
         return InProcess(self.app, self.work)
 
-    def tune_all(self, space: KnobSpace) -> None:
+    def tune_all(self, space: KnobSpace, starts: list[KnobConfig]) -> None:
         self.progress.phase = "exact run"
         base = self.baseline("tune")
         self.timeout = self.opts.timeout or max(MIN_TIMEOUT, 10 * max(base.walls))
@@ -158,6 +164,10 @@ class Tuner:
                 self.evaluate_many(configs, "tune", phase="screening", mode="static",
                                    budget=None,
                                    deadline=time.monotonic() + self.opts.time_limit / 2)
+            if starts:
+                self.progress.phase = "starting points"
+                self.evaluate_many(starts, "tune", phase="screening", mode="static",
+                                   budget=None, deadline=None)
             self.search_all(space)
             if self.opts.confirm_repeats > 0:
                 self.confirm()
@@ -183,7 +193,7 @@ class Tuner:
                                    f"without --resume")
             self.run_id = previous.id
             return
-        options = {k: str(v) if isinstance(v, Path) else v for k, v in asdict(self.opts).items()}
+        options = json.loads(json.dumps(asdict(self.opts), default=str))   # paths as text
         self.run_id = self.db.new_run(self.app.name, self.app.describe(), self.opts.seed,
                                       self.opts.mode, self.opts.budgets, options,
                                       space.to_json())
