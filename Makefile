@@ -31,6 +31,7 @@ demo: setup
 # (tests/test_lit.py); `$(BIN)/lit -sv tests/lit` runs it alone.
 TEST_JOBS ?= $(shell nproc)
 test: setup
+	$(BIN)/ruff check approxcc tests examples bench $(wildcard workloads)
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q -x -n $(TEST_JOBS) --dist loadfile tests
 

@@ -7,8 +7,10 @@ For each system (default: every examples/systems/*/system.toml except tiny's):
    to a non-exact value on one question, and the stages that then rerun (cache misses of
    `approxcc.system.pipeline.Stages`) are what it can speed up at all: its own stage (the
    first to rerun) and everything it reruns; bound = 1 / (1 - their share of the time);
-2. two `approxcc.tune.tune` runs, mode static then dynamic (starting from the static run's
-   picks: `--start-from`), budgets 3/6/9% (`--minutes` each), on the first `--tune-questions` of the system's tune file, its held-out inputs the first
+2. two `approxcc.tune.tune` runs, mode static then dynamic (each starting from the system's
+   shipped configurations its mode holds, the dynamic one also from the static run's picks:
+   `--start-from`), budgets 3/6/9% (`--minutes` each), on the first
+   `--tune-questions` of the system's tune file, its held-out inputs the first
    `--eval-limit` of its eval file (tune and eval files are disjoint, checked by system.toml).
    The tuner's confirmation times the exact system and each candidate afresh, alternately
    question by question (`CompoundSystem.run_pair`), `--confirm-repeats` times on the tune
@@ -63,6 +65,7 @@ from approxcc.system.questions import load_questions
 from approxcc.tune import TuneOptions, tune
 from approxcc.tune.db import ResultsDB
 from approxcc.tune.report import plot, rows, write_configs
+from approxcc.tune.space import is_dynamic_config
 
 ROOT = Path(__file__).resolve().parents[1]
 SYSTEMS = ROOT / "examples" / "systems"
@@ -286,6 +289,18 @@ def llm_speed(args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
+def shipped_configs(where: Path, keep: Path) -> list[tuple[Path, bool]]:
+    """The system's shipped configurations (configs/budget-*.json), copied to `keep` (this
+    run ships new ones over them), each with whether it is dynamic."""
+    keep.mkdir(parents=True, exist_ok=True)
+    out = []
+    for path in sorted((where / "configs").glob("budget-*.json")):
+        copy = keep / path.name
+        copy.write_text(path.read_text())
+        out.append((copy, is_dynamic_config(json.loads(copy.read_text())["knobs"])))
+    return out
+
+
 def bench_system(where: Path, args: argparse.Namespace) -> dict[str, Any]:
     system = load_system(str(where))
     tune_n, eval_n = subset(system, args.tune_questions, args.eval_limit)
@@ -298,11 +313,15 @@ def bench_system(where: Path, args: argparse.Namespace) -> dict[str, Any]:
                   f"(IREE compiling {system.compile_s:.0f} s of it; cached for later runs)")
     prof = profile(system, tune_n)
     console.print(profile_table(system.name, prof))
+    shipped = shipped_configs(where, out / "shipped")
     picks: list[dict[str, Any]] = []
     for mode in args.modes:
-        # a later mode starts from the earlier one's picks (the dynamic space holds the
-        # static one's points): it can only find faster ones in the same time
-        starts = [Path(p["config_file"]) for p in picks]
+        # every mode starts from the configurations shipped so far that its space holds, a
+        # later mode also from the earlier one's picks (the dynamic space holds the static
+        # one's points); the tuner confirms its starts beside its own candidates, so a run
+        # keeps what earlier runs found and can only add faster picks in the same time
+        starts = [p for p, dynamic in shipped if mode == "dynamic" or not dynamic]
+        starts += [Path(p["config_file"]) for p in picks]
         picks += tune_mode(system, mode, out / mode, args, prof, starts)
     if args.configs:
         ship(system, picks, args.budgets, (tune_n, eval_n))

@@ -18,7 +18,7 @@ from rich.console import Console
 from approxcc.tune import CProgram, RunFailed, RunResult, TuneOptions, tune
 from approxcc.tune.pareto import dominated, front, hypervolume, time_to_fraction
 from approxcc.tune.report import report
-from approxcc.tune.space import Encoding, Knob, KnobSpace
+from approxcc.tune.space import Encoding, Knob, KnobSpace, config_hash
 
 ROOT = Path(__file__).resolve().parents[1]
 APPROXCC = str(Path(sys.executable).parent / "approxcc")
@@ -442,6 +442,22 @@ def test_a_search_starts_from_a_given_configuration(tmp_path: Path) -> None:
     alone, started = pick("alone", []), pick("started", [start])
     assert started["knobs"]["a"] == {"value": 6} and started["knobs"]["c"] == {"value": 2}
     assert started["speedup"]["tune"] >= 18 > alone["speedup"]["tune"]
+
+
+def test_a_starting_configuration_is_confirmed_beside_the_candidates(tmp_path: Path) -> None:
+    # the start is slower than the fastest point within the budget, the one candidate a
+    # budget gets here: it is confirmed all the same, so the pick is measured against it
+    start = tmp_path / "start.json"
+    start.write_text(json.dumps({"knobs": {"a": {"value": 2}}}))
+    confirmed: set[str] = set()
+    tune(Synthetic(), TuneOptions([0.05], tmp_path / "run", max_evals=6, screening=False,
+                                  confirm_repeats=1, confirm_candidates=0,
+                                  start_from=[start]),
+         reporter=lambda db, run_id: confirmed.update(
+             r.hash for r in db.confirmations(run_id, "tune")))
+    space = Synthetic().knob_space()
+    assert config_hash(space.exact_config() | {"a": {"value": 2}}) in confirmed
+    assert len(confirmed) >= 2     # and the search's own candidate
 
 
 def test_a_bad_starting_configuration_is_a_diagnostic(tmp_path: Path) -> None:

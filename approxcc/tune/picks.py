@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from approxcc.tune.db import Confirmation, Evaluation
@@ -93,8 +93,11 @@ def margin(input_losses: Sequence[float]) -> float:
 
 
 def candidates(points: list[Evaluation], budgets: list[float],
-               per_budget: int = CANDIDATES) -> list[KnobConfig]:
-    """The configurations to confirm for all budgets (each once), fastest first."""
+               per_budget: int = CANDIDATES, keep: Collection[str] = ()) -> list[KnobConfig]:
+    """The configurations to confirm for all budgets (each once), fastest first; besides,
+    those whose hash is in `keep` (a run's starting points, e.g. an earlier run's picks)
+    where their single-run loss is within a budget: the picks are then measured against
+    them in the same confirmation, and a start is never lost to one noisy search run."""
     ok = sorted((e for e in points if e.ok and e.time and e.loss is not None),
                 key=lambda e: (e.time or 0.0, e.id))
     pareto = front(ok, key=lambda e: (e.time or 0.0, e.loss or 0.0))
@@ -107,6 +110,8 @@ def candidates(points: list[Evaluation], budgets: list[float],
         for e in within[:1] + safe[:per_budget]:
             if e not in chosen:
                 chosen.append(e)
+    chosen += [e for e in ok if e.hash in keep and (e.loss or 0.0) <= max(budgets)
+               and e not in chosen]
     return [e.config for e in chosen]
 
 

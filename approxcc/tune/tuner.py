@@ -99,6 +99,7 @@ class Tuner:
         self.baseline_time = 0.0
         self.golden: dict[str, list[str]] = {}
         self.screened = 0          # screening configurations of this run
+        self.starts: set[str] = set()   # hashes of the --start-from configurations
         self.live: Live | None = None
 
     # -- the whole run -----------------------------------------------------------------
@@ -111,6 +112,7 @@ class Tuner:
             raise CompileError(f"{self.app.describe()}: no approx knobs to tune (annotate a "
                                f"loop, statement or function with #pragma approx)")
         starts = [space.exact_config() | space.checked(p) for p in self.opts.start_from]
+        self.starts = {config_hash(c) for c in starts}
         self.start_run(space)
         self.engine = self.start_engine()
         try:
@@ -369,7 +371,8 @@ class Tuner:
         the tuning inputs; then the picks that come out of it, the same on the eval inputs."""
         self.progress.phase = "confirmation"
         points = self.db.evaluations(self.run_id, "tune")
-        self.pairs(candidates(points, self.opts.budgets, self.opts.confirm_candidates),
+        self.pairs(candidates(points, self.opts.budgets, self.opts.confirm_candidates,
+                              self.starts),
                    "tune", self.opts.confirm_repeats)
         chosen = choose(self.opts.budgets, points,
                               self.db.confirmations(self.run_id, "tune"), [])
