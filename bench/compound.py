@@ -295,9 +295,9 @@ def shipped_configs(where: Path, keep: Path) -> list[tuple[Path, bool]]:
     keep.mkdir(parents=True, exist_ok=True)
     out = []
     for path in sorted((where / "configs").glob("budget-*.json")):
-        copy = keep / path.name
-        copy.write_text(path.read_text())
-        out.append((copy, is_dynamic_config(json.loads(copy.read_text())["knobs"])))
+        text = path.read_text()
+        (keep / path.name).write_text(text)
+        out.append((keep / path.name, is_dynamic_config(json.loads(text)["knobs"])))
     return out
 
 

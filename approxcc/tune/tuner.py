@@ -99,7 +99,7 @@ class Tuner:
         self.baseline_time = 0.0
         self.golden: dict[str, list[str]] = {}
         self.screened = 0          # screening configurations of this run
-        self.starts: set[str] = set()   # hashes of the --start-from configurations
+        self.starts: list[KnobConfig] = []   # the --start-from configurations
         self.live: Live | None = None
 
     # -- the whole run -----------------------------------------------------------------
@@ -111,12 +111,11 @@ class Tuner:
         if not space.knobs:
             raise CompileError(f"{self.app.describe()}: no approx knobs to tune (annotate a "
                                f"loop, statement or function with #pragma approx)")
-        starts = [space.exact_config() | space.checked(p) for p in self.opts.start_from]
-        self.starts = {config_hash(c) for c in starts}
+        self.starts = [space.exact_config() | space.checked(p) for p in self.opts.start_from]
         self.start_run(space)
         self.engine = self.start_engine()
         try:
-            self.tune_all(space, starts)
+            self.tune_all(space)
         except BaseException:
             self.engine.abort()
             raise
@@ -132,7 +131,7 @@ class Tuner:
             return Dask(self.app, address=self.opts.cluster, workers=self.opts.parallel)
         return InProcess(self.app, self.work)
 
-    def tune_all(self, space: KnobSpace, starts: list[KnobConfig]) -> None:
+    def tune_all(self, space: KnobSpace) -> None:
         self.progress.phase = "exact run"
         base = self.baseline("tune")
         self.timeout = self.opts.timeout or max(MIN_TIMEOUT, 10 * max(base.walls))
@@ -166,9 +165,9 @@ class Tuner:
                 self.evaluate_many(configs, "tune", phase="screening", mode="static",
                                    budget=None,
                                    deadline=time.monotonic() + self.opts.time_limit / 2)
-            if starts:
+            if self.starts:
                 self.progress.phase = "starting points"
-                self.evaluate_many(starts, "tune", phase="screening", mode="static",
+                self.evaluate_many(self.starts, "tune", phase="screening", mode="static",
                                    budget=None, deadline=None)
             self.search_all(space)
             if self.opts.confirm_repeats > 0:
@@ -372,7 +371,7 @@ class Tuner:
         self.progress.phase = "confirmation"
         points = self.db.evaluations(self.run_id, "tune")
         self.pairs(candidates(points, self.opts.budgets, self.opts.confirm_candidates,
-                              self.starts),
+                              {config_hash(c) for c in self.starts}),
                    "tune", self.opts.confirm_repeats)
         chosen = choose(self.opts.budgets, points,
                               self.db.confirmations(self.run_id, "tune"), [])
