@@ -181,6 +181,34 @@ def test_worker_killed_late_worker_scheduler_lost_and_resume(cluster: Cluster,
     print(f"scheduler lost after {len(interrupted)}; resumed to {len(resumed)}")
 
 
+def test_a_result_lost_with_its_worker_before_it_is_read_is_measured_again(
+        cluster: Cluster, tmp_path: Path) -> None:
+    from approxcc.tune.cluster import Dask
+    from approxcc.tune.engine import Task
+    from approxcc.tune.measure import Baseline
+
+    cluster.scheduler()
+    first, _ = cluster.worker()
+    cluster.wait_for_workers(1)
+    app = CProgram.load(str(small_example(tmp_path, evals=2, shorter=2)))
+    app.build(tmp_path / "build")
+    engine = Dask(app, address=cluster.address)
+    try:
+        slot = engine.submit(Task("baseline", "tune"))
+        wait_until(lambda: bool(engine.done([slot], 0.1)), 60)
+        # finished, not yet read: the worker holding the result dies, and with no other
+        # worker the result stays lost until one joins
+        first.send_signal(signal.SIGKILL)
+        wait_until(lambda: not engine.done([slot], 0.1), 60)
+        _, second_address = cluster.worker()
+        outcome = engine.outcome(slot)
+    finally:
+        engine.close()
+    assert outcome.worker == second_address
+    assert isinstance(outcome.result, Baseline), outcome.result   # not a failed measurement
+    assert len(outcome.result.outputs) == len(app.tune_inputs)
+
+
 def test_parallel_starts_a_local_cluster_and_only_the_tuner_writes(tmp_path: Path) -> None:
     example = small_example(tmp_path, evals=2, shorter=4)
     out = tmp_path / "out"

@@ -17,7 +17,8 @@ batch rather than once per evaluation. An evaluation of `BATCH_SECONDS` or more 
 
 Faults: when a worker dies mid-batch the scheduler runs the batch on another one (up to
 `distributed.scheduler.allowed-failures` times; after that its evaluations are recorded as
-failed, "worker lost"). When the scheduler goes away, or no worker is left for
+failed, "worker lost"); a batch whose result died with its worker before the tuner read it
+is run again the same way. When the scheduler goes away, or no worker is left for
 `NO_WORKERS_WAIT` seconds, the tuner stops with an error; what finished is in the DB and
 `--resume` continues.
 """
@@ -260,24 +261,27 @@ class Dask(Engine):
         return out
 
     def _batch_outcomes(self, fut: Any, slots: list[_Slot]) -> list[Outcome]:
-        try:
-            status = fut.status
-            outs: list[Outcome] | None = fut.result() if status == "finished" else None
-            err = fut.exception() if status == "error" else None
-        except (OSError, CancelledError):
-            outs = err = None
-        if outs is None and err is None:
-            # Not gathered: the worker holding the result died (Dask reschedules the task) or
-            # the scheduler went (we never cancel). A scheduler that does not answer raises.
-            self._workers()
-            return [Outcome(failed(s.task, "worker lost: its result died with the worker"))
-                    for s in slots]
-        if outs is None:
-            if not isinstance(err, KilledWorker):
+        while True:
+            try:
+                outs: list[Outcome] = fut.result(timeout=CAPACITY_REFRESH)
+                break
+            except TimeoutError:
+                # Finished once, but its result died with the worker that held it between
+                # `done` and now (the future is "lost"): Dask computes it again. Waits as
+                # long as a worker or the scheduler is there to do it.
+                self.capacity()
+            except KilledWorker:
+                return [Outcome(failed(s.task, "worker lost: every worker that ran it died"))
+                        for s in slots]
+            except (OSError, CancelledError):
+                # The scheduler went (we never cancel): a scheduler that does not answer
+                # raises; one that answers dropped the task.
+                self._workers()
+                return [Outcome(failed(s.task, "worker lost: its result died with the worker"))
+                        for s in slots]
+            except Exception as err:   # noqa: BLE001 (_remote raised: the worker is unfit)
                 raise CompileError(f"a Dask worker cannot run evaluations: "
-                                   f"{type(err).__name__}: {err}")
-            return [Outcome(failed(s.task, "worker lost: every worker that ran it died"))
-                    for s in slots]
+                                   f"{type(err).__name__}: {err}") from None
         self.recent.extend(o.seconds for o in outs)
         return outs
 
