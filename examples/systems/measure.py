@@ -3,7 +3,10 @@
     python examples/systems/measure.py examples/systems/rag_bm25 --limit 60
 
 Closed-book is the exact LLM asked the question without any passage (the pipeline's
-`closed_book`); retrieval matters when the exact system answers well above it.
+`closed_book`); retrieval matters when the exact system answers well above it. For a RAG
+system it also says which half bounds the accuracy: the share of questions whose gold answer
+stands in the passages the exact retrieval found (`answer_in_passages`), and how many of
+those the LLM then answers (`reader_accuracy`).
 """
 
 from __future__ import annotations
@@ -15,8 +18,20 @@ import time
 from pathlib import Path
 
 from approxcc.system import load_system
-from approxcc.system.application import correct
-from approxcc.system.questions import load_questions
+from approxcc.system.application import CompoundSystem, correct
+from approxcc.system.questions import Question, load_questions
+
+
+def in_passages(system: CompoundSystem, q: Question) -> bool | None:
+    """A gold answer stands in the exact retrieval's passages (None: the system retrieves
+    none)."""
+    pipeline = system.pipeline
+    if not hasattr(pipeline, "retrieve") or system.library is None:
+        return None
+    ids, _ = pipeline.retrieve(system.library.load(None), q.question)
+    text = " ".join(f"{pipeline.articles[d].title} {' '.join(pipeline.passage(d))}"
+                    for d in ids)
+    return correct(q, text)
 
 
 def main() -> None:
@@ -30,6 +45,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as work:
         system.build(Path(work))
         right = {"exact": 0, "closed_book": 0}
+        found: list[bool] = []            # answer in the passages, per question
+        read = 0                          # ... and answered right
         system.stages.reset_profile()
         start = time.perf_counter()
         for q in questions:
@@ -37,12 +54,18 @@ def main() -> None:
             book = system.pipeline.closed_book(q.question)
             right["exact"] += correct(q, answer)
             right["closed_book"] += correct(q, book)
+            there = in_passages(system, q)
+            if there is not None:
+                found.append(there)
+                read += there and correct(q, answer)
             print(json.dumps({"question": q.question, "gold": q.answers, "rag": answer,
-                              "closed_book": book}), flush=True)
+                              "closed_book": book, "in_passages": there}), flush=True)
         n = len(questions)
         profile = {k: round(v / n, 4) for k, v in system.stages.reset_profile().items()}
         print(json.dumps({"questions": n, "exact_accuracy": right["exact"] / n,
                           "closed_book_accuracy": right["closed_book"] / n,
+                          **({"answer_in_passages": sum(found) / n,
+                              "reader_accuracy": read / max(1, sum(found))} if found else {}),
                           "seconds_per_question": round(sum(profile.values()), 4),
                           "profile": profile,
                           "wall_s": round(time.perf_counter() - start, 1)}))
