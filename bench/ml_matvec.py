@@ -38,7 +38,7 @@ from approxcc.ml.build import build_model
 from approxcc.ml.iree import iree_compile, target_flags
 from approxcc.ml.runtime import load
 
-QUANT = ["none", "int8", "int4-g32", "int4-g128", "int4-g640", "w8a8"]
+QUANT = ["none", "int8", "int4-g32", "int4-g128", "int4-g640", "w8a8", "w8a16"]
 PRECISION = ["f32", "bf16", "f16"]
 FORMATS = ["f32", *PRECISION[1:], *QUANT[1:]]
 MODULE = '''"""bench/ml_matvec.py's product (generated)."""

@@ -275,6 +275,33 @@ def test_w8a8_multiplies_int8_by_int8_in_both_weight_layouts() -> None:
     assert np.abs(got - want).max() <= 0.05 * np.abs(want).max()
 
 
+def test_w8a16_reads_int8_weights_once_at_weight_only_int8_accuracy() -> None:
+    """w8a16: activations to 16 bits as two int8 halves stacked into one int8 x int8
+    product (2 rows for a matvec's 1: the weight read once), as close to exact as
+    weight-only int8 and closer than w8a8 on activations with outliers (a model's)."""
+    @approx.knob("q", transform="quantize", values=["none", "int8", "w8a8", "w8a16"])
+    def head(params: dict[str, Any], x: jax.Array) -> jax.Array:
+        return x @ params["w"].T
+
+    rng = np.random.default_rng(2)
+    params = {"w": rng.standard_normal((512, 256)).astype(np.float32)}
+    x = rng.standard_normal((1, 256)).astype(np.float32)
+    x[0, :4] *= 40                                  # a few outlier channels
+    want = np.asarray(head(params, x))
+
+    def error(value: int) -> float:
+        variant = make_variant(head.__approx__, params, (x,), {"q": value})
+        got = np.asarray(jax.jit(variant.fn)(variant.stored, x))
+        return float(np.abs(got - want).max() / np.abs(want).max())
+
+    variant = make_variant(head.__approx__, params, (x,), {"q": 3})
+    text = jax.jit(variant.fn).lower(variant.stored, x).as_text()
+    dots = [line for line in text.splitlines() if "stablehlo.dot_general" in line]
+    assert len(dots) == 1 and "tensor<2x1x256xi8>" in dots[0] and "xi32>" in dots[0], dots
+    int8, w8a8, w8a16 = error(1), error(2), error(3)
+    assert w8a16 <= 1.05 * int8 < w8a8, (int8, w8a8, w8a16)
+
+
 def test_knob_without_an_exact_value() -> None:
     @approx.knob("p", transform="precision", values=["bf16"])
     def f(params: Any, x: Any) -> Any:

@@ -313,13 +313,13 @@ def _compiler_version(compiler: str) -> str:
 
 def _widens_weights(fn: DecoratedFunction, choice: dict[str, int | None]) -> bool:
     """The variant stores weights narrow and widens them inside its matmuls: weight-only
-    int8/int4 codes (not w8a8, whose matmuls are int8 x int8), or bf16/f16 tiles
+    int8/int4 codes (not w8a8/w8a16, whose matmuls are int8 x int8), or bf16/f16 tiles
     (`transforms`: precision without quantization, where the CPU does not multiply the
     narrow float as stored)."""
     labels = {k.transform: k.label(choice[k.name]) for k in fn.afn.knobs
               if k.transform in ("quantize", "precision") and choice[k.name] is not None}
     precision = labels.get("precision")
-    return labels.get("quantize", "none") not in ("none", "w8a8") or (
+    return labels.get("quantize", "none") not in ("none", "w8a8", "w8a16") or (
         labels.get("quantize", "none") == "none" and precision in ("bf16", "f16")
         and not multiplies_natively(precision))
 

@@ -11,7 +11,9 @@
   such a matmul with "failed to distribute"; f32 accumulation is also the more accurate).
 - int8 x int8 matmuls (w8a8): a `dot_general` whose right operand is an int8-quantised
   weight (tagged, also through scan consts/xs) and contracts its first axis quantises its
-  left operand per row on the fly and multiplies in integer (int32 accumulation).
+  left operand per row on the fly and multiplies in integer (int32 accumulation). With
+  16-bit activations (w8a16) each row's codes are split into two int8 halves that travel
+  as two rows of the same integer product, so the weight is still read once.
 - narrow weights in tiles (`packed.Packed`: bf16, f16, int8, int4 groups): a `dot_general`
   whose right operand is one, contracting its input axis, with fewer than `MATVEC_ROWS`
   rows on the left (a decode step's matvec) becomes `Packed.matvec` (the codes widened
@@ -60,6 +62,7 @@ class QTensor:
 class Options:
     perforate: int = 1
     w8a8: bool = False
+    activation_bits: int = 8    # w8a8: 8, or 16 (two int8 halves a row)
     wide_accumulate: bool = False
     loops_seen: int = 0
 
@@ -111,7 +114,7 @@ def _eval(jaxpr: core.Jaxpr, consts: Sequence[Any], args: Sequence[Any],
             outs = [rows]
         elif name == "dot_general" and opts.w8a8 and isinstance(intags[1], QTensor) \
                 and _int8_dot_applies(eqn, invals, intags[1]):
-            outs = [_int8_dot(eqn, invals[0], intags[1])]
+            outs = [_int8_dot(eqn, invals[0], intags[1], opts.activation_bits)]
         elif name == "dot_general" and opts.wide_accumulate and _narrow(eqn):
             outs = [_wide_dot(eqn, invals)]
         else:
@@ -196,17 +199,36 @@ def _int8_dot_applies(eqn: core.JaxprEqn, invals: list[Any], w: QTensor) -> bool
             and jnp.issubdtype(jnp.result_type(lhs), jnp.floating))
 
 
-def _int8_dot(eqn: core.JaxprEqn, lhs: Any, w: QTensor) -> Any:
-    """lhs @ (q * scale) as (int8(lhs / s_x) @ q) * s_x * scale, s_x per row of lhs."""
+# w8a16: a 16-bit activation code is hi * SPLIT + lo with hi, lo int8
+# (|code| <= 127 * SPLIT, so |hi| <= 127 and |lo| <= SPLIT / 2).
+SPLIT = 128
+
+
+def _int8_dot(eqn: core.JaxprEqn, lhs: Any, w: QTensor, activation_bits: int = 8) -> Any:
+    """lhs @ (q * scale) as (int8(lhs / s_x) @ q) * s_x * scale, s_x per row of lhs. With
+    16-bit activations the codes' halves are stacked on a new leading axis of the left
+    operand: one product of int8 x int8 (twice the rows, the weight read once, which is what
+    a decode step's matvec pays for), recombined as SPLIT * hi-sum + lo-sum in float32 (the
+    int32 sums of hi could overflow once scaled)."""
     dims = eqn.params["dimension_numbers"]
     lc = tuple(dims[0][0])
     x = lhs.astype(jnp.float32)
     amax = jnp.max(jnp.abs(x), axis=lc, keepdims=True)
-    s_x = jnp.where(amax > 0, amax / 127.0, 1.0)
-    xq = jnp.clip(jnp.round(x / s_x), -127, 127).astype(jnp.int8)
-    acc = lax.dot_general(xq, w.q, dims, preferred_element_type=jnp.int32)
+    top = 127.0 if activation_bits == 8 else 127.0 * SPLIT
+    s_x = jnp.where(amax > 0, amax / top, 1.0)
+    xq = jnp.clip(jnp.round(x / s_x), -top, top)
+    if activation_bits == 8:
+        acc = lax.dot_general(xq.astype(jnp.int8), w.q, dims,
+                              preferred_element_type=jnp.int32).astype(jnp.float32)
+    else:
+        hi = jnp.round(xq / SPLIT)
+        halves = jnp.stack([hi, xq - SPLIT * hi]).astype(jnp.int8)
+        (_, rc), batch = dims
+        sums = lax.dot_general(halves, w.q, ((tuple(a + 1 for a in lc), rc), batch),
+                               preferred_element_type=jnp.int32).astype(jnp.float32)
+        acc = SPLIT * sums[0] + sums[1]
     s_rows = jnp.squeeze(s_x, axis=lc)[..., None]
-    out = acc.astype(jnp.float32) * s_rows * w.scale.reshape(-1).astype(jnp.float32)
+    out = acc * s_rows * w.scale.reshape(-1).astype(jnp.float32)
     return out.astype(eqn.outvars[0].aval.dtype)
 
 

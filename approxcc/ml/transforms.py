@@ -15,9 +15,11 @@ per-call arguments. Transforms compose in a fixed order, whatever the decorator 
    of stacked layers) are stored as int8 (`int8`: per output channel, `int8-gN`: groups of
    N rows) or packed int4 pairs (`int4`, `int4-gN`) with float32 scales and dequantised
    inside the variant; `w8a8` stores int8 per channel and runs matmuls in integer with
-   activations quantised per row on the fly. Other float weights and float inputs are cast
-   to the compute dtype (`f32`/`bf16`/`f16`), matmuls in bf16/f16 accumulate in float32;
-   `w8a8` quantises a matrix over the axis its products contract (`x @ W.T`: per row);
+   activations quantised per row on the fly (`w8a16`: to 16 bits, two int8 halves in one
+   int8 product: weight-only int8's accuracy on the integer ukernels). Other float weights
+   and float inputs are cast to the compute dtype (`f32`/`bf16`/`f16`), matmuls in
+   bf16/f16 accumulate in float32; `w8a8`/`w8a16` quantise a matrix over the axis its
+   products contract (`x @ W.T`: per row);
    float outputs are cast back to the exact function's dtypes.
    A matrix that the function multiplies as the right operand of a `dot_general`
    (`interpret.contraction_axes`) is quantised over that contraction axis and stored in
@@ -179,7 +181,7 @@ def make_variant(afn: ApproxFunction, weights: Any, inputs: Sequence[Any],
 def _numerics(fn: Callable[..., Any], weights: Any, inputs: Sequence[Any], compute: Any,
               scheme: str | None, exact_out: Any) -> Variant:
     leaves, treedef = jax.tree.flatten(weights)
-    bits, group, w8a8 = 0, None, scheme == "w8a8"
+    bits, group, w8a8 = 0, None, scheme in ("w8a8", "w8a16")
     if scheme is not None:
         m = QUANT_SCHEME.fullmatch(scheme)
         assert m is not None  # checked by the decorator
@@ -230,7 +232,8 @@ def _numerics(fn: Callable[..., Any], weights: Any, inputs: Sequence[Any], compu
             inputs = tuple(x.astype(compute) if jnp.issubdtype(x.dtype, jnp.floating) else x
                            for x in map(jnp.asarray, inputs))
         if w8a8 or narrow or packed:
-            out = retrace(fn, Options(w8a8=w8a8, wide_accumulate=narrow),
+            out = retrace(fn, Options(w8a8=w8a8, activation_bits=16 if scheme == "w8a16" else 8,
+                                      wide_accumulate=narrow),
                           lambda flat: tags + [None] * (len(flat) - len(tags)))(w, *inputs)
         else:
             out = fn(w, *inputs)

@@ -2,7 +2,8 @@
 
 Integer weights (and, for w8a8, activations) in a variant: `int8`/`int4` store weight
 matrices per output channel, `-gN` in groups of N rows, with float scales; `w8a8` also
-quantises activations per row and multiplies in integer.
+quantises activations per row and multiplies in integer; `w8a16` quantises them to 16 bits,
+split into two int8 halves that share one integer product (the weight read once).
 """
 
 from __future__ import annotations
@@ -12,12 +13,12 @@ from typing import Any
 
 from approxcc.registry import MLKnob, TransformSpec, register
 
-QUANT_SCHEME = re.compile(r"none|w8a8|int(?P<bits>8|4)(?:-g(?P<group>[1-9][0-9]*))?")
+QUANT_SCHEME = re.compile(r"none|w8a(?:8|16)|int(?P<bits>8|4)(?:-g(?P<group>[1-9][0-9]*))?")
 
 
 def _label(v: Any) -> str | None:
     ok = isinstance(v, str) and QUANT_SCHEME.fullmatch(v)
-    return None if ok else "is not none, w8a8, int8, int4, int8-gN or int4-gN"
+    return None if ok else "is not none, w8a8, w8a16, int8, int4, int8-gN or int4-gN"
 
 
 register(TransformSpec(
@@ -25,6 +26,7 @@ register(TransformSpec(
     value_meaning="the quantisation scheme",
     exact=0,
     ml=MLKnob(defaults=("none", "int8", "int4-g32", "w8a8"), check=_label, exact="none",
-              meaning="`none`, `int8`, `int4`, `int8-gN`, `int4-gN` (groups of N rows) or "
-                      "`w8a8`"),
+              meaning="`none`, `int8`, `int4`, `int8-gN`, `int4-gN` (groups of N rows), "
+                      "`w8a8` or `w8a16` (int8 x int8 products, 16-bit activations as two "
+                      "int8 halves)"),
 ))

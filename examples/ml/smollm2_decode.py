@@ -24,7 +24,8 @@ from approxcc import approx
 DECODER = kv_decoder("smollm2")
 
 
-@approx.knob("weights", transform="quantize", values=["none", "int8", "int4-g32", "w8a8"])
+@approx.knob("weights", transform="quantize", values=["none", "int8", "int4-g32", "w8a8",
+                                                         "w8a16"])
 @approx.knob("precision", transform="precision", values=["f32", "bf16", "f16"])
 def decode_step(params: Any, token: jax.Array, pos: jax.Array,
                 *cache: jax.Array) -> tuple[jax.Array, ...]:
