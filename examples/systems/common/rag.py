@@ -10,7 +10,7 @@ decide per question on the retrieval's confidence, the second passage's score in
 best (`confidence`): with one clear winner the answer only has to be copied from it.
   llm_model   (dynamic) 0 = Gemma 3 270M, 1 = SmolLM2-135M.
   llm_quant   (dynamic) 0 = float32 decode, 1 = W8A8 decode (approxcc's build, IREE),
-              2 = bfloat16 decode (the same build).
+              2 = bfloat16 decode, 3 = W8A16 decode (the same build).
   llm_prefill (dynamic) 0 = float32 prefill (jax.jit), 1 = W8A8 prefill (approxcc's build),
               2 = bfloat16 prefill (the same build).
   llm_vocab   0 = the whole output vocabulary, 1 = the corpus's tokens only.
@@ -77,7 +77,7 @@ class RagPipeline(Pipeline):
     knobs = (
         _confident("llm_model", (0, 1)),
         Knob("llm_layers", "task_skipping", (0, 1), 0, loc="pipeline.py"),
-        _confident("llm_quant", (0, 1, 2)),
+        _confident("llm_quant", (0, 1, 2, 3)),
         _confident("llm_prefill", (0, 1, 2)),
         # a narrower output head skips most of its rows
         Knob("llm_vocab", "task_skipping", (0, 1), 0, loc="pipeline.py"),
