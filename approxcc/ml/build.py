@@ -72,6 +72,7 @@ from approxcc.ml.iree import (
 from approxcc.ml.passes import choice_of, expand_all, variants_of
 from approxcc.ml.program import DecoratedFunction, load_program
 from approxcc.ml.transforms import shared_conversions
+from approxcc.transforms.quantize import INTEGER_PRODUCTS
 
 MANIFEST_VERSION = "3"   # 2: weights are IREE parameters; 3: dispatches
 PARAMETER_SCOPE = "model"
@@ -319,8 +320,9 @@ def _widens_weights(fn: DecoratedFunction, choice: dict[str, int | None]) -> boo
     labels = {k.transform: k.label(choice[k.name]) for k in fn.afn.knobs
               if k.transform in ("quantize", "precision") and choice[k.name] is not None}
     precision = labels.get("precision")
-    return labels.get("quantize", "none") not in ("none", "w8a8", "w8a16") or (
-        labels.get("quantize", "none") == "none" and precision in ("bf16", "f16")
+    quantize = labels.get("quantize", "none")
+    return (quantize != "none" and quantize not in INTEGER_PRODUCTS) or (
+        quantize == "none" and precision in ("bf16", "f16")
         and not multiplies_natively(precision))
 
 

@@ -61,8 +61,7 @@ class QTensor:
 @dataclass
 class Options:
     perforate: int = 1
-    w8a8: bool = False
-    activation_bits: int = 8    # w8a8: 8, or 16 (two int8 halves a row)
+    activation_bits: int = 0    # int8 x int8 products: w8a8 8, w8a16 16 (0: none)
     wide_accumulate: bool = False
     loops_seen: int = 0
 
@@ -112,7 +111,7 @@ def _eval(jaxpr: core.Jaxpr, consts: Sequence[Any], args: Sequence[Any],
         elif name in ("gather", "dynamic_slice") and isinstance(intags[0], Packed) \
                 and (rows := _row_lookup(eqn, invals, intags[0])) is not None:
             outs = [rows]
-        elif name == "dot_general" and opts.w8a8 and isinstance(intags[1], QTensor) \
+        elif name == "dot_general" and opts.activation_bits and isinstance(intags[1], QTensor) \
                 and _int8_dot_applies(eqn, invals, intags[1]):
             outs = [_int8_dot(eqn, invals[0], intags[1], opts.activation_bits)]
         elif name == "dot_general" and opts.wide_accumulate and _narrow(eqn):
@@ -204,7 +203,7 @@ def _int8_dot_applies(eqn: core.JaxprEqn, invals: list[Any], w: QTensor) -> bool
 SPLIT = 128
 
 
-def _int8_dot(eqn: core.JaxprEqn, lhs: Any, w: QTensor, activation_bits: int = 8) -> Any:
+def _int8_dot(eqn: core.JaxprEqn, lhs: Any, w: QTensor, activation_bits: int) -> Any:
     """lhs @ (q * scale) as (int8(lhs / s_x) @ q) * s_x * scale, s_x per row of lhs. With
     16-bit activations the codes' halves are stacked on a new leading axis of the left
     operand: one product of int8 x int8 (twice the rows, the weight read once, which is what

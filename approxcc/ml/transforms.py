@@ -47,7 +47,7 @@ from approxcc.ml.approx import ApproxFunction, Knob, Model
 from approxcc.ml.interpret import Options, QTensor, contraction_axes, retrace
 from approxcc.ml.iree import multiplies_natively
 from approxcc.ml.packed import Packed, pack, packable
-from approxcc.transforms.quantize import QUANT_SCHEME
+from approxcc.transforms.quantize import INTEGER_PRODUCTS, QUANT_SCHEME
 
 _DTYPES = {"f32": jnp.float32, "bf16": jnp.bfloat16, "f16": jnp.float16}
 # Each weight conversion made while a build runs (`shared_conversions`), by the source
@@ -181,7 +181,8 @@ def make_variant(afn: ApproxFunction, weights: Any, inputs: Sequence[Any],
 def _numerics(fn: Callable[..., Any], weights: Any, inputs: Sequence[Any], compute: Any,
               scheme: str | None, exact_out: Any) -> Variant:
     leaves, treedef = jax.tree.flatten(weights)
-    bits, group, w8a8 = 0, None, scheme in ("w8a8", "w8a16")
+    activation_bits = INTEGER_PRODUCTS.get(scheme or "", 0)
+    bits, group, w8a8 = 0, None, activation_bits > 0
     if scheme is not None:
         m = QUANT_SCHEME.fullmatch(scheme)
         assert m is not None  # checked by the decorator
@@ -232,8 +233,7 @@ def _numerics(fn: Callable[..., Any], weights: Any, inputs: Sequence[Any], compu
             inputs = tuple(x.astype(compute) if jnp.issubdtype(x.dtype, jnp.floating) else x
                            for x in map(jnp.asarray, inputs))
         if w8a8 or narrow or packed:
-            out = retrace(fn, Options(w8a8=w8a8, activation_bits=16 if scheme == "w8a16" else 8,
-                                      wide_accumulate=narrow),
+            out = retrace(fn, Options(activation_bits=activation_bits, wide_accumulate=narrow),
                           lambda flat: tags + [None] * (len(flat) - len(tags)))(w, *inputs)
         else:
             out = fn(w, *inputs)

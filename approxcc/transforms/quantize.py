@@ -14,6 +14,8 @@ from typing import Any
 from approxcc.registry import MLKnob, TransformSpec, register
 
 QUANT_SCHEME = re.compile(r"none|w8a(?:8|16)|int(?P<bits>8|4)(?:-g(?P<group>[1-9][0-9]*))?")
+# The schemes whose products are int8 x int8, by the bits their activations are quantised to
+INTEGER_PRODUCTS = {"w8a8": 8, "w8a16": 16}
 
 
 def _label(v: Any) -> str | None:
