@@ -284,3 +284,27 @@ def test_gemma3_answers_paris(gemma: DecoderModel) -> None:
 def test_text_tokenizer_without_template_rejects_chat(gemma_tok: TextTokenizer) -> None:
     with pytest.raises(ValueError, match="ChatML"):
         gemma_tok.apply_chat_template([{"role": "user", "content": "Hi"}])
+
+
+def test_a_decode_step_attends_by_multiply_and_sum_over_the_cache() -> None:
+    """One query reads the cache without a contraction (IREE's data tiling would copy the
+    whole cache into its tiled layout at every layer of every step), with the attention a
+    prompt's contractions give at the same position."""
+    import jax
+    import jax.numpy as jnp
+
+    from workloads.models.layers import cached_attention, init_cache
+
+    rng = np.random.default_rng(0)
+    q, k, v = (jnp.asarray(rng.standard_normal((5, h, 16)), jnp.float32) for h in (4, 2, 2))
+
+    def step(q, k, v, cache, pos):
+        return cached_attention(q, k, v, cache, 0, pos, 0.25)
+
+    prompt, cache = step(q, k, v, init_cache(1, 8, 2, 16), 0)
+    # the cache of the first four positions, then the fifth as a decode step
+    cache = {"k": [cache["k"][0].at[..., 4].set(0)], "v": [cache["v"][0].at[:, 4].set(0)]}
+    args = (q[4:], k[4:], v[4:], cache, jnp.int32(4))
+    one, _ = step(*args)
+    np.testing.assert_allclose(np.asarray(one), np.asarray(prompt[4:]), rtol=1e-5, atol=1e-6)
+    assert "dot_general" not in jax.jit(step).lower(*args).as_text()
