@@ -11,10 +11,12 @@ unchanged; a rebuild recompiles only what changed), and its variants are measure
 - decode, ms/token: greedy decoding from one prompt, every runner one step in turn (the
   order rotating from step to step, so load from other processes hits them alike):
   `exact`, each other value of each of the decode step's knobs (the others exact), and
-  `jax.jit`; beside each its floor (the bytes of weights a step reads — every weight of the
-  variant but an embedding table it only gathers one row from — over the bandwidth of one
-  numpy pass on every core, measured in the same run) and the share of it reached; IREE's
-  decode can read faster than numpy does, so a share above 100% says the probe was slow;
+  `jax.jit`, and the exact, W8A8, W8A16 and bf16 steps once more on one thread (IREE's
+  `local-sync` driver: `approxcc.ml.runtime.load(..., device="local-sync")`); beside each
+  its floor (the bytes of weights a step reads — every weight of the variant but an
+  embedding table it only gathers one row from — over the bandwidth of one numpy pass on
+  every core, measured in the same run) and the share of it reached; IREE's decode can
+  read faster than numpy does, so a share above 100% says the probe was slow;
 - next-token NLL (nats/token) of a fixed text, teacher-forced through each decode step (with
   a restricted vocabulary over the targets inside it, whose share is printed), and agreement
   with the exact build's greedy answers on a few prompts (the same first 8 tokens);
@@ -77,6 +79,11 @@ PROMPTS = {
                "Water is made of hydrogen and", "The first president of the United States was"],
 }
 AGREE_TOKENS = 8
+# Decode variants also run on one thread (IREE's `local-sync` driver, no task system): a
+# small model's step is a thousand short dispatches, whose hand-offs between the task
+# system's workers cost more than a second core adds to a bandwidth-bound product.
+SYNC_VARIANTS = ("exact", "weights=w8a8", "weights=w8a16", "precision=bf16")
+ONE_THREAD = ", 1 thread"
 JAX = "jax.jit"
 
 
@@ -106,13 +113,14 @@ def knob_values(knobs: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
     return out
 
 
-def programs(manifest: Path, fns: list[str]) -> dict[str, Any]:
-    """A program per value of the knobs of `fns` (the others exact), by "knob=label"."""
+def programs(manifest: Path, fns: list[str], device: str = "auto") -> dict[str, Any]:
+    """A program per value of the knobs of `fns` (the others exact), by "knob=label", on
+    IREE's `device` driver."""
     from approxcc.ml.runtime import load
 
     data = json.loads(manifest.read_text())["functions"]
     return {label: load(manifest, config={"approxcc": "1", "knobs": {
-                k: {"value": v} for k, v in choice.items()}})
+                k: {"value": v} for k, v in choice.items()}}, device=device)
             for fn in fns for label, choice in knob_values(data[fn]["knobs"]).items()}
 
 
@@ -278,15 +286,23 @@ def bench_model(name: str, args: argparse.Namespace, bandwidth: float,
     jit_step = jax.jit(example.decode_step)
     steps = {label: CachedStep(prog.decode_step.on_device, dec.cache)
              for label, prog in programs(manifest, ["decode_step"]).items()}
+    steps |= {label + ONE_THREAD: CachedStep(prog.decode_step.on_device, dec.cache)
+              for label, prog in programs(manifest, ["decode_step"], "local-sync").items()
+              if label in SYNC_VARIANTS}
     steps[JAX] = CachedStep(lambda *a: jit_step(params, *a), jax.device_put(dec.cache))
     sizes = bytes_read(manifest, model.config.vocab_size)
     text_ids = model.tokenizer.encode(TEXT)
     exact: dict[str, list[int]] = {}
     for label, step in steps.items():
         row = rows[label] = Row(name, label)
-        if label in sizes:
-            row.bytes_per_token = sizes[label]
-            row.floor_ms = sizes[label] / bandwidth / 1e6
+        base = label.removesuffix(ONE_THREAD)
+        if base in sizes:
+            row.bytes_per_token = sizes[base]
+            row.floor_ms = sizes[base] / bandwidth / 1e6
+        if base != label:   # the same module and weights as `base`'s: the same numbers
+            row.nll, row.coverage, row.agreement = (rows[base].nll, rows[base].coverage,
+                                                    rows[base].agreement)
+            continue
         row.nll, row.coverage = teacher_forced_nll(step, text_ids)
         got = {p: greedy_answer(step, prompt_ids(model, p), AGREE_TOKENS)
                for p in PROMPTS[name]}

@@ -38,7 +38,7 @@ VOCAB = {"gemma3": 262144, "smollm2": 49152}
 
 def kind(name: str, vocab: int) -> str:
     """What a dispatch does, from its name (``main_dispatch_7_matvec_like_1536x576_f32``)."""
-    if str(vocab) in name or f"{vocab // 32}" in name:
+    if any(f"{vocab // rows}" in name for rows in (1, 16, 32)):   # its rows, or row tiles
         return "output head"
     if "attention" in name or "softmax" in name:
         return "attention"
