@@ -80,8 +80,9 @@ PROMPTS = {
 }
 AGREE_TOKENS = 8
 # Decode variants also run on one thread (IREE's `local-sync` driver, no task system): a
-# small model's step is a thousand short dispatches, whose hand-offs between the task
-# system's workers cost more than a second core adds to a bandwidth-bound product.
+# small model's step is a thousand short dispatches, each handed to the task system's
+# workers on `local-task` (SmolLM2's W8A16 step under iree-benchmark-module: 7.5 ms on one
+# thread, 10.0 on two cores; docs/ml.md).
 SYNC_VARIANTS = ("exact", "weights=w8a8", "weights=w8a16", "precision=bf16")
 ONE_THREAD = ", 1 thread"
 JAX = "jax.jit"
