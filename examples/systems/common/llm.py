@@ -210,10 +210,8 @@ class Llm:
     def built_prefill(self, model: int, kind: int) -> BuiltPrefill:
         """The prefill steps of `model`'s build: kind 1 W8A8, 2 bf16."""
         if (model, kind) not in self.built_prefills:
-            built = BuiltPrefill.load(self.build(model), self.base(model).new_cache(MAX_LEN),
-                                      kind)
-            built.warm()
-            self.built_prefills[model, kind] = built
+            self.built_prefills[model, kind] = BuiltPrefill.load(
+                self.build(model), self.base(model).new_cache(MAX_LEN), kind)
         return self.built_prefills[model, kind]
 
     def prepare(self, variants: list[Variant]) -> float:
@@ -248,8 +246,10 @@ class Llm:
             hand_over(exact, decoder)
             return logits
 
+        # a built prefill step per bucket: its first call loads its module and runs its
+        # initializer (Gemma's bf16 steps 0.25-2.8 s, a later call 43-85 ms)
         shape = (v.model, v.layers, v.quant, v.vocab, built is not None,
-                 prefill_length(len(ids), MAX_LEN))
+                 bucket(len(ids) - 1) if built else prefill_length(len(ids), MAX_LEN))
         if shape not in self.warm:
             # compile first (XLA once per padded length, IREE's load): stage times are the
             # system's
@@ -315,20 +315,18 @@ class BuiltPrefill:
         return BuiltPrefill(load(manifest, config=config),
                             [np.asarray(c) for c in jax.tree_util.tree_leaves(empty)])
 
-    def warm(self) -> None:
-        """Runs every step once: a step's first call loads its module and runs its
-        initializer (Gemma's bf16 steps: 0.25-2.8 s against 43-85 ms a later call), a cost
-        no timed question may be charged."""
-        for n in PREFILL_BUCKETS:
-            self.fill([1] * n)
-
     def fill(self, ids: list[int]) -> list[np.ndarray]:
         """The cache with the keys and values of `ids` at positions 0.. (host arrays)."""
         from workloads.models.decode import pad_prompt
 
-        n = next(b for b in PREFILL_BUCKETS if len(ids) <= b)
+        n = bucket(len(ids))
         step = getattr(self.program, f"prefill_{n}")
         return [np.asarray(c) for c in step(pad_prompt(ids, n), *self.empty)]
+
+
+def bucket(n: int) -> int:
+    """The length of the built prefill step that holds a prompt of `n` tokens."""
+    return next(b for b in PREFILL_BUCKETS if n <= b)
 
 
 def set_cache(decoder: Any, leaves: list[Any]) -> None:
