@@ -36,9 +36,17 @@ PRODUCTS = re.compile(r"matvec|vecmat|matmul|mmt4d|batch_matmul|contract")
 VOCAB = {"gemma3": 262144, "smollm2": 49152}
 
 
+def head(vocab: int) -> re.Pattern[str]:
+    """A dispatch over the output head's rows: all of them (``elementwise_49152``), its
+    tiles of 16 in an mmt4d (``mmt4d_1x3072x288``) or of 32 in a packed matvec
+    (``matvec_like_1536x32x576``); not another product with as many rows as the tiles
+    (SmolLM2's FFN, ``matmul_512x1536x576``)."""
+    return re.compile(rf"(?<![0-9]){vocab}(?![0-9])|mmt4d_\d+x{vocab // 16}x|_{vocab // 32}x32x")
+
+
 def kind(name: str, vocab: int) -> str:
     """What a dispatch does, from its name (``main_dispatch_7_matvec_like_1536x576_f32``)."""
-    if any(f"{vocab // rows}" in name for rows in (1, 16, 32)):   # its rows, or row tiles
+    if head(vocab).search(name):
         return "output head"
     if "attention" in name or "softmax" in name:
         return "attention"
