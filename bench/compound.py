@@ -12,8 +12,8 @@ For each system (default: every examples/systems/*/system.toml except tiny's):
    `--start-from`), budgets 3/6/9% (`--minutes` each), on the first
    `--tune-questions` of the system's tune file, its held-out inputs the first
    `--eval-limit` of its eval file (tune and eval files are disjoint, checked by system.toml).
-   The tuner's confirmation times the exact system and each candidate afresh, alternately
-   question by question (`CompoundSystem.run_pair`), `--confirm-repeats` times on the tune
+   The tuner's confirmation times the exact system and its candidates afresh, in turn
+   question by question (`CompoundSystem.run_round`), `--confirm-repeats` times on the tune
    questions, then the picks the same way on the eval questions: those are the figures;
 3. the Fig. 6 table (budget x static/dynamic: speedup and loss on tune and eval, eval loss
    within the budget?), `<out>/<system>/<mode>/pareto.png` (the tuner's plot, tuning time in
@@ -122,9 +122,9 @@ def _bound(stages: dict[str, float], parts: list[str], total: float) -> float | 
 def tune_mode(system: CompoundSystem, mode: str, out: Path, args: argparse.Namespace,
               prof: dict[str, Any], starts: list[Path]) -> list[dict[str, Any]]:
     """One tuning run, its searches starting from the configurations `starts`, and its
-    picks: speedup and loss on tune and eval are the tuner's confirmation pairs (the exact
-    system and the pick alternately, question by question, every stage timed afresh:
-    `CompoundSystem.run_pair`)."""
+    picks: speedup and loss on tune and eval are the tuner's confirmation rounds (the exact
+    system and the candidates in turn, question by question, every stage timed afresh:
+    `CompoundSystem.run_round`)."""
     picks: list[dict[str, Any]] = []
     began = time.monotonic()
 

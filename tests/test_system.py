@@ -113,7 +113,7 @@ def test_confirmation_and_eval_time_both_sides_now(system, tmp_path: Path,
         return search(*args)
 
     monkeypatch.setattr(system.pipeline, "search", loaded)
-    pair = Measurer(system, tmp_path).pair({"llm_answer": {"value": 4}}, inputs, golden)
+    (pair,) = Measurer(system, tmp_path).round([{"llm_answer": {"value": 4}}], inputs, golden)
     assert pair.status == "ok", pair.reason
     assert pair.exact_time >= len(questions) * slow
     assert pair.time >= len(questions) * slow

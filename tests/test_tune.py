@@ -385,15 +385,49 @@ class Hiccup(Synthetic):
 
 
 @pytest.mark.parametrize("exact, config, runs", [(0.05, 0.01, (4, 7)), (0.5, 0.3, (1, 1))])
-def test_a_confirmation_pair_reruns_short_runs_and_keeps_their_median(
+def test_a_confirmation_round_reruns_short_runs_and_keeps_their_median(
         tmp_path: Path, exact: float, config: float, runs: tuple[int, int]) -> None:
     app = Hiccup(exact, config)
     cfg = tmp_path / "c.json"
     cfg.write_text('{"knobs": {}}')
-    e, c = app.run_pair("1", cfg, tmp_path, 10.0)
+    e, (c,) = app.run_round("1", [cfg], tmp_path, 10.0)
     assert (app.runs[None], app.runs["config"]) == runs
     assert e.time == exact
     assert c.time == (config if runs[1] > 1 else config * 10)
+
+
+class Crashing(Synthetic):
+    """The synthetic system whose configuration `c` = 2 crashes; exact runs are counted."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.exact_runs = 0
+
+    def run(self, input: str, config_path: Path | None, workdir: Path,
+            timeout: float) -> RunResult:
+        if config_path is None:
+            self.exact_runs += 1
+        elif '"c": {"value": 2}' in config_path.read_text():
+            raise RunFailed("crashed")
+        return super().run(input, config_path, workdir, timeout)
+
+
+def test_a_confirmation_round_times_the_exact_program_once_for_all_candidates(
+        tmp_path: Path) -> None:
+    """Three candidates, two inputs: two exact runs (not six), each candidate's speedup over
+    them, and the one that crashes fails alone."""
+    from approxcc.tune.measure import FAILED, OK, Measurer
+
+    app = Crashing()
+    golden = [app.run(i, None, tmp_path, 10.0).output for i in app.tune_inputs]
+    app.exact_runs = 0
+    configs = [{"a": {"value": 2}}, {"c": {"value": 2}}, {"a": {"value": 4}}]
+    pairs = Measurer(app, tmp_path).round(configs, app.tune_inputs, golden)
+    assert app.exact_runs == len(app.tune_inputs)
+    assert [p.status for p in pairs] == [OK, FAILED, OK]
+    assert pairs[1].reason == "crashed"
+    assert pairs[0].exact_time == pairs[2].exact_time == 2.0
+    assert (pairs[0].time, pairs[2].time) == (1.0, 0.5)
 
 
 class EdgeSafe(Synthetic):

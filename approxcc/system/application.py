@@ -5,9 +5,9 @@ this process, which keeps the library copies, the models and the stage cache bet
 (the in-process engine: `--parallel 1`). A tuning input is a batch of questions
 (`FILE.jsonl:START:END`); its output is one JSON line `{"question", "answer"}` per question,
 and its time the seconds of the stages its answers took (cached stages charged what they
-took when they ran: cheap, and good enough to steer a search). The confirmation's pairs
-(`run_pair`) and `approxcc eval` time every stage afresh instead, the exact system and the
-configuration alternately question by question. The loss is the drop in NQ accuracy from
+took when they ran: cheap, and good enough to steer a search). The confirmation's rounds
+(`run_round`) and `approxcc eval` time every stage afresh instead, the exact system and the
+configurations in turn question by question. The loss is the drop in NQ accuracy from
 the exact system's.
 
 For Dask (`--parallel N`, `--cluster`) a system pickles as its project file and built
@@ -133,18 +133,18 @@ class CompoundSystem(Application):
         return self.pipeline.answer(question.question, lib, self.config_knobs(config),
                                     self.stages)
 
-    def timed_pair(self, question: Question, config: KnobConfig | None
-                   ) -> tuple[tuple[str, dict[str, float]], tuple[str, dict[str, float]]]:
-        """The exact system's answer, then `config`'s, each with the seconds of its stages,
-        every stage computed now (`Stages.fresh`): side by side, so that both are charged
-        the machine's load of this moment."""
+    def timed_round(self, question: Question, configs: list[KnobConfig | None]
+                    ) -> list[tuple[str, dict[str, float]]]:
+        """The exact system's answer, then each of `configs`', each with the seconds of its
+        stages, every stage computed now (`Stages.fresh`): side by side, so that all are
+        charged the machine's load of this moment."""
         out = []
         with self.stages.fresh():
-            for cfg in (None, config):
+            for cfg in (None, *configs):
                 self.stages.reset_profile()
                 text = self.answer(question, cfg)
                 out.append((text, self.stages.reset_profile()))
-        return out[0], out[1]
+        return out
 
     def _batch(self, input: str) -> list[Question]:
         file, start, end = input.rsplit(":", 2)
@@ -172,21 +172,26 @@ class CompoundSystem(Application):
         # the exact run's wall time) must still allow a run that computes every stage.
         return RunResult("".join(lines), seconds, max(wall, seconds), True)
 
-    def run_pair(self, input: str, config_path: Path, workdir: Path,
-                 timeout: float) -> tuple[RunResult, RunResult]:
-        """The exact system and the configuration alternately, question by question, every
-        stage timed afresh (`timed_pair`): the confirmation's times, taken side by side."""
-        config = json.loads(config_path.read_text())["knobs"]
-        texts, seconds = ["", ""], [0.0, 0.0]
-        began = time.perf_counter()
+    def run_round(self, input: str, config_paths: list[Path], workdir: Path,
+                  timeout: float) -> tuple[RunResult, list[RunResult | RunFailed]]:
+        """The exact system and the configurations in turn, question by question, every
+        stage timed afresh (`timed_round`): the confirmation's times, taken side by side. A
+        configuration past `timeout` seconds has a `RunFailed` in its place."""
+        configs = [json.loads(p.read_text())["knobs"] for p in config_paths]
+        texts, seconds = [""] * (len(configs) + 1), [0.0] * (len(configs) + 1)
+        live = list(range(len(configs)))
         for q in self._batch(input):
-            for side, (text, profile) in enumerate(self.timed_pair(q, config)):
-                texts[side] += self._line(q, text)
-                seconds[side] += sum(profile.values())
-            if time.perf_counter() - began > 2 * timeout:
-                raise RunFailed(f"timeout: no result after {2 * timeout:.2f} s (a pair)")
-        exact, approx = (RunResult(t, s, s, True) for t, s in zip(texts, seconds, strict=True))
-        return exact, approx
+            answers = self.timed_round(q, [configs[i] for i in live])
+            for side, (text, profile) in zip([-1, *live], answers, strict=True):
+                texts[side + 1] += self._line(q, text)
+                seconds[side + 1] += sum(profile.values())
+            if seconds[0] > timeout:
+                raise RunFailed(f"the exact system: no result after {timeout:.2f} s")
+            live = [i for i in live if seconds[i + 1] <= timeout]
+        results: list[RunResult | RunFailed] = [
+            RunResult(texts[i + 1], seconds[i + 1], seconds[i + 1], True) if i in live else
+            RunFailed(f"timeout: no result after {timeout:.2f} s") for i in range(len(configs))]
+        return RunResult(texts[0], seconds[0], seconds[0], True), results
 
     def _accuracy(self, outputs: list[str]) -> float:
         answers = [json.loads(line) for out in outputs for line in out.splitlines()]

@@ -2,7 +2,7 @@
 
 Question by question, the exact system answers, then the configuration (interleaved, so drift
 on a shared machine hits both alike), every stage computed and timed now
-(`CompoundSystem.timed_pair`: nothing charged from the stage cache). Seconds are the stages'
+(`CompoundSystem.timed_round`: nothing charged from the stage cache). Seconds are the stages'
 (see `pipeline.Stages`); the profile gives each stage's mean seconds per question under
 either.
 """
@@ -25,7 +25,7 @@ def evaluate(system: CompoundSystem, config: Path, questions: Path,
     right = {"exact": 0, "config": 0}
     profiles: dict[str, dict[str, float]] = {"exact": {}, "config": {}}
     for q in qs:
-        for run, (answer, profile) in zip(("exact", "config"), system.timed_pair(q, knobs),
+        for run, (answer, profile) in zip(("exact", "config"), system.timed_round(q, [knobs]),
                                           strict=True):
             right[run] += correct(q, answer)
             for stage, s in profile.items():

@@ -4,7 +4,7 @@ A compound system written in Python implements it directly; a C/C++ program desc
 `approx.toml` is `CProgram`, one implementation of it. The tuner only ever calls `build()`
 (once), `knob_space()`, `run()` (once per input, configuration and repeat, in a fresh
 working folder, possibly in several Dask worker processes on other machines at once),
-`run_pair()` (the exact program and a candidate on one input, for the confirmation) and
+`run_round()` (the exact program and the candidates on one input, for the confirmation) and
 `loss()`.
 
 Runs on a Dask worker see a copy of the application (pickled) whose `files()` (what runs read:
@@ -82,26 +82,37 @@ class Application(ABC):
     def loss(self, exact_outputs: list[str], outputs: list[str]) -> float:
         """QoS loss in [0, 1] of `outputs` against the exact outputs, input by input."""
 
-    def run_pair(self, input: str, config_path: Path, workdir: Path,
-                 timeout: float) -> tuple[RunResult, RunResult]:
-        """The exact program, then the configuration, on one input: a step of the tuner's
-        confirmation, whose times must be taken side by side. `workdir` is empty; each run
-        gets a folder of its own in it. A side that ran for less than `PAIR_SECONDS` runs
-        again, alternating with the other side's reruns, up to `PAIR_RUNS` times; its time is
-        the median of its runs (a 30 ms run moves by more than the 5% a speedup is read to).
-        An application that caches results between runs overrides it to time both afresh
-        (approxcc.system: question by question)."""
-        sides: list[tuple[Path | None, list[RunResult]]] = [(None, []), (config_path, [])]
+    def run_round(self, input: str, config_paths: list[Path], workdir: Path,
+                  timeout: float) -> tuple[RunResult, list[RunResult | RunFailed]]:
+        """The exact program, then each configuration, on one input: a step of the tuner's
+        confirmation, whose times must be taken side by side (the exact run serves every
+        configuration of the round). `workdir` is empty; each run gets a folder of its own
+        in it. A side that ran for less than `PAIR_SECONDS` runs again, alternating with the
+        other sides' reruns, up to `PAIR_RUNS` times; its time is the median of its runs (a
+        30 ms run moves by more than the 5% a speedup is read to). A configuration that
+        fails has its `RunFailed` in its place (the others go on); the exact program's
+        failure is raised. An application that caches results between runs overrides it to
+        time every side afresh (approxcc.system: question by question)."""
+        sides: list[tuple[Path | None, list[RunResult]]] = [(None, [])]
+        sides += [(cfg, []) for cfg in config_paths]
+        failures: dict[int, RunFailed] = {}
         while True:
-            short = [(cfg, runs) for cfg, runs in sides if len(runs) < PAIR_RUNS and
-                     sum(r.time for r in runs) < PAIR_SECONDS]
+            short = [i for i, (_, runs) in enumerate(sides) if i not in failures and
+                     len(runs) < PAIR_RUNS and sum(r.time for r in runs) < PAIR_SECONDS]
             if not short:
                 break
-            for cfg, runs in short:
-                folder = workdir / f"{'exact' if cfg is None else 'config'}-{len(runs)}"
+            for i in short:
+                cfg, runs = sides[i]
+                folder = workdir / f"{'exact' if cfg is None else f'config{i}'}-{len(runs)}"
                 folder.mkdir()
-                runs.append(self.run(input, cfg, folder, timeout))
-        return _median_time(sides[0][1]), _median_time(sides[1][1])
+                try:
+                    runs.append(self.run(input, cfg, folder, timeout))
+                except RunFailed as err:
+                    if cfg is None:
+                        raise
+                    failures[i] = err
+        return _median_time(sides[0][1]), [failures[i] if i in failures else _median_time(runs)
+                                           for i, (_, runs) in enumerate(sides) if i]
 
     def describe(self) -> str:
         """Where the application comes from (shown in reports, stored in the results DB)."""

@@ -49,7 +49,6 @@ from approxcc import __version__
 from approxcc.diagnostics import CompileError
 from approxcc.tune.application import Application, kill_running
 from approxcc.tune.engine import Engine, Outcome, Task, execute, failed
-from approxcc.tune.measure import FAILED, Measurement
 
 NO_WORKERS_WAIT = 60.0      # seconds a cluster may have no worker before the tuner gives up
 CONNECT_TIMEOUT = 5.0       # seconds to reach a scheduler
@@ -116,7 +115,7 @@ def _remote(digest: str, tasks: list[Task]) -> list[Outcome]:
         try:
             result, error = execute(app, task, folder / "runs"), ""
         except CompileError as err:
-            result, error = Measurement(FAILED), err.diagnostic.message
+            result, error = failed(task, err.diagnostic.message), err.diagnostic.message
         outcomes.append(Outcome(result, address, error, time.perf_counter() - start))
     return outcomes
 

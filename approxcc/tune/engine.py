@@ -20,13 +20,14 @@ from approxcc.tune.application import Application, kill_running
 from approxcc.tune.measure import FAILED, Baseline, Measurement, Measurer, Pair
 from approxcc.tune.space import KnobConfig
 
-Result = Measurement | Pair | Baseline
+Result = Measurement | list[Pair] | Baseline
 
 
 @dataclass(frozen=True)
 class Task:
-    """One measurement: `kind` measure (a configuration), pair (one interleaved repeat of the
-    exact program and a configuration) or baseline (the exact program, repeated)."""
+    """One measurement: `kind` measure (a configuration), round (one interleaved repeat of the
+    exact program and the configurations `candidates`) or baseline (the exact program,
+    repeated)."""
 
     kind: str
     inputs: str                         # "tune" | "eval"
@@ -34,6 +35,7 @@ class Task:
     golden: tuple[str, ...] = ()
     timeout: float = 60.0
     repeats: int = 1
+    candidates: tuple[KnobConfig, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -50,15 +52,15 @@ def execute(app: Application, task: Task, workdir: Path) -> Result:
     paths = app.tune_inputs if task.inputs == "tune" else app.eval_inputs
     if task.kind == "baseline":
         return measurer.baseline(paths)
+    if task.kind == "round":
+        return measurer.round(list(task.candidates), paths, list(task.golden))
     assert task.knobs is not None
-    if task.kind == "pair":
-        return measurer.pair(task.knobs, paths, list(task.golden))
     return measurer.measure(task.knobs, paths, list(task.golden))
 
 
 def failed(task: Task, reason: str) -> Result:
-    if task.kind == "pair":
-        return Pair(FAILED, reason=reason)
+    if task.kind == "round":
+        return [Pair(FAILED, reason=reason) for _ in task.candidates]
     return Measurement(FAILED, reason=reason)
 
 

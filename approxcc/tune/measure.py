@@ -5,10 +5,11 @@ Every run happens in a fresh working folder (parallel evaluations never share fi
 region-of-interest time. Per input: the median of `repeats` runs; per configuration: the sum
 over the inputs. The exact configuration's outputs are the golden outputs.
 
-`pair()` is the confirmation measurement of a pick: the exact program and the candidate run
-alternately, input by input (`Application.run_pair`), so drift on a shared machine hits both
-alike and their ratio (the speedup of that repeat) is what the report summarises by median
-and IQR.
+`round()` is the confirmation measurement of the candidates: the exact program and each
+candidate in turn, input by input (`Application.run_round`), so drift on a shared machine
+hits them alike, and the ratio of the exact time to a candidate's (the speedup of that
+repeat) is what the report summarises by median and IQR. One exact run per input serves
+every candidate of the round.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import json
 import shutil
 import statistics
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -126,17 +126,9 @@ class Measurer:
             raise ValueError(f"loss {loss!r}")
         return loss, per_input
 
-    def _scored(self, knobs: KnobConfig, golden: list[str],
-                run: Callable[[Path], tuple[list[str], float, float | None]]) -> Pair:
-        """`run(config file)` → (outputs, time, exact time or None), scored against
-        `golden`; a failed run or garbage output is a failed result with its reason."""
-        config = self._config_file(knobs)
-        try:
-            outputs, time, exact_time = run(config)
-        except RunFailed as err:
-            return Pair(FAILED, reason=str(err))
-        finally:
-            shutil.rmtree(config.parent, ignore_errors=True)
+    def _scored(self, golden: list[str], outputs: list[str], time: float,
+                exact_time: float | None) -> Pair:
+        """Outputs scored against `golden`; garbage output is a failed result."""
         try:
             loss, per_input = self._losses(golden, outputs)
         except ValueError as err:
@@ -144,26 +136,47 @@ class Measurer:
         return Pair(OK, exact_time, time, loss, per_input)
 
     def measure(self, knobs: KnobConfig, inputs: list[str], golden: list[str]) -> Measurement:
-        def run(config: Path) -> tuple[list[str], float, None]:
+        config = self._config_file(knobs)
+        try:
             outputs, times, _, _ = self._run_all(inputs, config, self.repeats, self.timeout)
-            return outputs, sum(statistics.median(ts) for ts in times), None
-
-        p = self._scored(knobs, golden, run)
+        except RunFailed as err:
+            return Measurement(FAILED, reason=str(err))
+        finally:
+            shutil.rmtree(config.parent, ignore_errors=True)
+        p = self._scored(golden, outputs, sum(statistics.median(ts) for ts in times), None)
         return Measurement(p.status, p.time, p.loss, p.reason, p.input_losses)
 
-    def pair(self, knobs: KnobConfig, inputs: list[str], golden: list[str]) -> Pair:
-        """Exact, then the candidate, on each input in turn: one repeat of both."""
-        def run(config: Path) -> tuple[list[str], float, float]:
-            exact_time, time, outputs = 0.0, 0.0, []
+    def round(self, configs: list[KnobConfig], inputs: list[str],
+              golden: list[str]) -> list[Pair]:
+        """The exact program, then each configuration, on each input in turn: one repeat of
+        all of them (a configuration that fails on an input is left out of the rest)."""
+        files = [self._config_file(k) for k in configs]
+        exact_time, times = 0.0, [0.0] * len(configs)
+        outputs: list[list[str]] = [[] for _ in configs]
+        failures: dict[int, str] = {}
+        try:
             for inp in inputs:
+                live = [i for i in range(len(configs)) if i not in failures]
+                if not live:
+                    break
                 folder = self._folder()
                 try:
-                    exact, res = self.app.run_pair(inp, config, folder, self.timeout)
+                    exact, results = self.app.run_round(inp, [files[i] for i in live], folder,
+                                                        self.timeout)
+                except RunFailed as err:
+                    return [Pair(FAILED, reason=f"the exact program: {err}") for _ in configs]
                 finally:
                     shutil.rmtree(folder, ignore_errors=True)
                 exact_time += exact.time
-                time += res.time
-                outputs.append(res.output)
-            return outputs, time, exact_time
-
-        return self._scored(knobs, golden, run)
+                for i, res in zip(live, results, strict=True):
+                    if isinstance(res, RunFailed):
+                        failures[i] = str(res)
+                    else:
+                        times[i] += res.time
+                        outputs[i].append(res.output)
+        finally:
+            for f in files:
+                shutil.rmtree(f.parent, ignore_errors=True)
+        return [Pair(FAILED, reason=failures[i]) if i in failures else
+                self._scored(golden, outputs[i], times[i], exact_time)
+                for i in range(len(configs))]

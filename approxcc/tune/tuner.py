@@ -26,7 +26,7 @@ from approxcc.diagnostics import CompileError
 from approxcc.tune.application import Application
 from approxcc.tune.db import Evaluation, ResultsDB
 from approxcc.tune.engine import Engine, InProcess, Outcome, Task
-from approxcc.tune.measure import MIN_TIMEOUT, Baseline, Measurement, Pair
+from approxcc.tune.measure import MIN_TIMEOUT, Baseline, Measurement
 from approxcc.tune.pareto import front
 from approxcc.tune.picks import CANDIDATES, REPEATS, candidates, choose
 from approxcc.tune.screening import pruned_space, screening_configs, seeds, threshold_seeds
@@ -291,8 +291,8 @@ class Tuner:
         assert self.engine is not None
         return self.engine.capacity()
 
-    def task(self, config: KnobConfig, inputs: str, kind: str = "measure") -> Task:
-        return Task(kind, inputs, config, tuple(self.golden[inputs]), self.timeout,
+    def task(self, config: KnobConfig, inputs: str) -> Task:
+        return Task("measure", inputs, config, tuple(self.golden[inputs]), self.timeout,
                     self.opts.repeats)
 
     def stream(self, tasks: Iterable[tuple[Any, Task]], finished: Callable[[Any, Outcome], None],
@@ -380,17 +380,23 @@ class Tuner:
         self.pairs(configs, "eval", min(EVAL_REPEATS, self.opts.confirm_repeats))
 
     def pairs(self, configs: list[KnobConfig], inputs: str, repeats: int) -> None:
-        """`repeats` interleaved repeats of each configuration (round robin, so drift over
-        time hits every candidate alike), skipping those the run already has."""
+        """`repeats` rounds of the configurations, each timing the exact program once per
+        input beside all of them (drift over time hits every candidate alike), skipping the
+        repeats the run already has."""
         have = {(c.hash, c.repeat) for c in self.db.confirmations(self.run_id, inputs)}
-        todo = [((c, r), self.task(c, inputs, "pair")) for r in range(repeats)
-                for c in configs if (config_hash(c), r) not in have]
+        todo = []
+        for r in range(repeats):
+            missing = tuple(c for c in configs if (config_hash(c), r) not in have)
+            if missing:
+                task = Task("round", inputs, None, tuple(self.golden[inputs]), self.timeout,
+                            self.opts.repeats, missing)
+                todo.append(((missing, r), task))
 
-        def finished(key: tuple[KnobConfig, int], outcome: Outcome) -> None:
-            assert isinstance(outcome.result, Pair)
-            self.db.record_pair(self.run_id, key[0], inputs, key[1], outcome.result,
-                                outcome.worker)
-            self.progress.new += 1
+        def finished(key: tuple[tuple[KnobConfig, ...], int], outcome: Outcome) -> None:
+            assert isinstance(outcome.result, list)
+            for config, pair in zip(key[0], outcome.result, strict=True):
+                self.db.record_pair(self.run_id, config, inputs, key[1], pair, outcome.worker)
+                self.progress.new += 1
 
         self.stream(todo, finished)
 
