@@ -133,7 +133,7 @@ def bytes_read(manifest: Path, vocab_size: int, fn: str = "decode_step") -> dict
     for label, choice in knob_values(data["knobs"]).items():
         full = {k["name"]: choice.get(k["name"], k["exact"]) for k in data["knobs"]}
         variant = next(v for v in data["variants"] if v["choice"] == full)
-        sizes = [(a["shape"], math.prod(a["shape"]) * (0.5 if a["dtype"] == "int4" else
+        sizes = [(a["shape"], math.prod(a["shape"]) * (0.5 if a["dtype"] in ("int4", "uint4") else
                                                        np.dtype(a["dtype"]).itemsize))
                  for a in variant["weight_args"]]  # int4: two codes a byte
         heads = [s for shape, s in sizes if len(shape) == 2 and shape[0] == vocab_size]

@@ -97,3 +97,43 @@ def test_a_prefill_fills_the_cache_the_decode_step_reads(built: Path) -> None:
     want[:32], want[32] = xs @ w, x @ w
     np.testing.assert_allclose(cache, want, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(out, want.sum(axis=0) + b, rtol=1e-5, atol=1e-4)
+
+
+# Weights of both layouts a model has: `x @ W` and its (out, in) head `x @ E.T`.
+W4A16_MODEL = '''
+import numpy as np
+from approxcc import approx
+
+RNG = np.random.default_rng(3)
+W = {"up": RNG.standard_normal((64, 96)).astype(np.float32),
+     "head": RNG.standard_normal((160, 64)).astype(np.float32)}
+
+
+@approx.knob("quant", transform="quantize", values=["none", "w4a16"])
+def step(params, x):
+    return x @ params["up"], x @ params["head"].T
+
+
+APPROX_EXAMPLE_ARGS = {"step": (W, np.ones((1, 64), np.float32))}
+'''
+
+
+def test_w4a16_reads_unsigned_int4_codes_through_iree(tmp_path: Path) -> None:
+    """w4a16 stores unsigned 4-bit codes (half a byte a weight, a zero point per channel)
+    and multiplies int16 activations by them: IREE's build computes what the variant means
+    (its import alone would read codes 8-15 as negative: `ml/unsigned_int4.py`)."""
+    from approxcc.ml.runtime import load
+
+    (tmp_path / "model.py").write_text(W4A16_MODEL)
+    built = build_model(tmp_path / "model.py", tmp_path / "out", ["cpu"]).path
+    variant = json.loads(built.read_text())["functions"]["step"]["variants"][1]
+    assert {a["dtype"] for a in variant["weight_args"]} >= {"uint4"}
+    rng = np.random.default_rng(3)
+    up, head = rng.standard_normal((64, 96)), rng.standard_normal((160, 64))
+    x = np.random.default_rng(4).standard_normal((1, 64)).astype(np.float32)
+    prog = load(built)
+    prog.configure({"approxcc": "1", "knobs": {"quant": {"value": 1}}})
+    for got, want in zip(prog.step(x), (x @ up, x @ head.T), strict=True):
+        error = np.abs(np.asarray(got) - want).max() / np.abs(want).max()
+        assert error < 0.15, error                  # int4's rounding, not a sign flip
+        assert np.corrcoef(np.ravel(got), np.ravel(want))[0, 1] > 0.99

@@ -41,14 +41,18 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     ArrayAttr,
     FunctionType,
+    IntegerType,
     ModuleOp,
+    Signedness,
     StringAttr,
     SymbolRefAttr,
+    TensorType,
     UnitAttr,
     UnregisteredOp,
 )
 
 from approxcc.diagnostics import CompileError, warn
+from approxcc.ml import unsigned_int4
 from approxcc.ml.approx import Knob
 from approxcc.ml.dispatch import BRANCHES_ATTR, KNOBS_ATTR, dispatch_values, dispatches_of
 from approxcc.ml.ir import (
@@ -76,6 +80,7 @@ from approxcc.transforms.quantize import INTEGER_PRODUCTS
 
 MANIFEST_VERSION = "3"   # 2: weights are IREE parameters; 3: dispatches
 PARAMETER_SCOPE = "model"
+UINT4 = IntegerType(4, Signedness.UNSIGNED)
 __all__ = ["Manifest", "build_model", "describe"]
 
 
@@ -381,25 +386,35 @@ def _weights_as_parameters(main: func.FuncOp, slots: list[int]) -> list[Any]:
     slot share it); returns the globals."""
     ctx = ml_context()
     global_op, load_op = ctx.get_optional_op("util.global"), ctx.get_optional_op("util.global.load")
+    bitcast = ctx.get_optional_op("stablehlo.bitcast_convert")
     parameter = ctx.get_optional_attr("flow.parameter.named")
-    assert global_op and load_op and parameter  # unregistered ops and attributes are allowed
+    assert global_op and load_op and bitcast and parameter  # unregistered ones are allowed
     block = main.body.block
     first = block.first_op
     globals_: dict[int, Any] = {}
     for k in slots:
         arg = block.args[0]
+        # unsigned int4 codes: a signless i4 global, bitcast where loaded (`unsigned_int4`)
+        unsigned = isinstance(arg.type, TensorType) and arg.type.element_type == UINT4
+        stored = TensorType(IntegerType(4), arg.type.get_shape()) if unsigned else arg.type
+        name = f"p{k}{unsigned_int4.GLOBAL_SUFFIX if unsigned else ''}"
         if k not in globals_:
             # MLIR's parameter attribute is typed (`#flow.parameter.named<...> :
             # tensor<...>`); an unregistered xDSL attribute has no type: its body carries it.
-            body = f'"{PARAMETER_SCOPE}"::"p{k}"> : {str(arg.type)[:-1]}'
+            body = f'"{PARAMETER_SCOPE}"::"p{k}"> : {str(stored)[:-1]}'
             globals_[k] = global_op.create(properties={
-                "sym_name": StringAttr(f"p{k}"), "sym_visibility": StringAttr("private"),
-                "type": arg.type, "initial_value": parameter("flow.parameter.named", False,
-                                                             False, body)})
-        load = load_op.create(result_types=[arg.type], properties={
-            "global": SymbolRefAttr(f"p{k}"), "is_immutable": UnitAttr()})
+                "sym_name": StringAttr(name), "sym_visibility": StringAttr("private"),
+                "type": stored, "initial_value": parameter("flow.parameter.named", False,
+                                                           False, body)})
+        load = load_op.create(result_types=[stored], properties={
+            "global": SymbolRefAttr(name), "is_immutable": UnitAttr()})
         block.insert_op_before(load, first)
-        arg.replace_all_uses_with(load.results[0])
+        value = load.results[0]
+        if unsigned:
+            cast = bitcast.create(operands=[value], result_types=[arg.type])
+            block.insert_op_before(cast, first)
+            value = cast.results[0]
+        arg.replace_all_uses_with(value)
         block.erase_arg(arg)
     main.function_type = FunctionType.from_lists(block.arg_types,
                                                  main.function_type.outputs.data)

@@ -13,7 +13,9 @@
   weight (tagged, also through scan consts/xs) and contracts its first axis quantises its
   left operand per row on the fly and multiplies in integer (int32 accumulation). With
   16-bit activations (w8a16) each row's codes are split into two int8 halves that travel
-  as two rows of the same integer product, so the weight is still read once.
+  as two rows of the same integer product, so the weight is still read once. With unsigned
+  4-bit weight codes (w4a16) the left operand is quantised to int16 and multiplies the codes
+  directly; the zero points leave the sum as a correction per output channel.
 - narrow weights in tiles (`packed.Packed`: bf16, f16, int8, int4 groups): a `dot_general`
   whose right operand is one, contracting its input axis, with fewer than `MATVEC_ROWS`
   rows on the left (a decode step's matvec) becomes `Packed.matvec` (the codes widened
@@ -46,16 +48,25 @@ Tag = Any   # QTensor | Packed | None
 
 @dataclass(frozen=True)
 class QTensor:
-    """An int8 per-output-channel quantised weight: value = q * scale. `axis` is the axis a
+    """A per-output-channel quantised weight: value = q * scale (int8 codes) or
+    (q - zero) * scale (uint4 codes, `zero` shaped like `scale`). `axis` is the axis a
     product contracts: -2 (`x @ W`, scale (..., 1, N)) or -1 (`x @ W.T`, scale (..., M, 1))."""
 
     q: Any
     scale: Any
     dtype: Any  # the compute dtype of the dequantised value
     axis: int = -2
+    zero: Any = None
+    # The weight is the transpose of these arrays (uint4 codes stay as stored: IREE's
+    # import widens a transposed ui4 tensor to i32 before its product, a copy 8x its size)
+    transposed: bool = False
 
     def dequantize(self) -> Any:
-        return self.q.astype(self.dtype) * self.scale.astype(self.dtype)
+        q = self.q.astype(self.dtype)
+        if self.zero is not None:
+            q = q - self.zero.astype(self.dtype)
+        value = q * self.scale.astype(self.dtype)
+        return value.T if self.transposed else value
 
 
 @dataclass
@@ -112,8 +123,8 @@ def _eval(jaxpr: core.Jaxpr, consts: Sequence[Any], args: Sequence[Any],
                 and (rows := _row_lookup(eqn, invals, intags[0])) is not None:
             outs = [rows]
         elif name == "dot_general" and opts.activation_bits and isinstance(intags[1], QTensor) \
-                and _int8_dot_applies(eqn, invals, intags[1]):
-            outs = [_int8_dot(eqn, invals[0], intags[1], opts.activation_bits)]
+                and _integer_dot_applies(eqn, invals, intags[1]):
+            outs = [_integer_dot(eqn, invals[0], intags[1], opts.activation_bits)]
         elif name == "dot_general" and opts.wide_accumulate and _narrow(eqn):
             outs = [_wide_dot(eqn, invals)]
         else:
@@ -149,7 +160,7 @@ def _scan(eqn: core.JaxprEqn, invals: list[Any], intags: list[Tag],
                                                      carry_avals, strict=True)]
     xs, xs_tags = invals[n_consts + n_carry:], intags[n_consts + n_carry:]
     # A tagged xs travels as its arrays, sliced per iteration like any xs.
-    packed = [x if t is None else (t.q, t.scale) if isinstance(t, QTensor) else t
+    packed = [x if t is None else (t.q, t.scale, t.zero) if isinstance(t, QTensor) else t
               for x, t in zip(xs, xs_tags, strict=True)]
     if v > 1:
         packed = jax.tree.map(lambda a: a[::v], packed)
@@ -166,7 +177,7 @@ def _scan(eqn: core.JaxprEqn, invals: list[Any], intags: list[Tag],
                 x_vals.append(item.dense().astype(var.aval.dtype))
                 x_tags.append(item)
             else:
-                qt = QTensor(*item, tag.dtype, tag.axis)
+                qt = QTensor(item[0], item[1], tag.dtype, tag.axis, item[2], tag.transposed)
                 x_vals.append(qt.dequantize())
                 x_tags.append(qt)
         outs = _eval(body.jaxpr, body.consts, [*consts, *carry, *x_vals],
@@ -186,10 +197,12 @@ def _transposed(tag: Tag) -> Tag:
     """The tag of `W.T` for a 2-D weight `W` tagged `tag`."""
     if isinstance(tag, Packed):
         return dataclasses.replace(tag, transposed=not tag.transposed)
+    if tag.zero is not None:
+        return dataclasses.replace(tag, axis=-3 - tag.axis, transposed=not tag.transposed)
     return QTensor(tag.q.T, tag.scale.T, tag.dtype, -3 - tag.axis)
 
 
-def _int8_dot_applies(eqn: core.JaxprEqn, invals: list[Any], w: QTensor) -> bool:
+def _integer_dot_applies(eqn: core.JaxprEqn, invals: list[Any], w: QTensor) -> bool:
     """A plain product contracting the axis `w` was quantised over (its scale then leaves
     the sum)."""
     (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
@@ -203,8 +216,9 @@ def _int8_dot_applies(eqn: core.JaxprEqn, invals: list[Any], w: QTensor) -> bool
 SPLIT = 128
 
 
-def _int8_dot(eqn: core.JaxprEqn, lhs: Any, w: QTensor, activation_bits: int) -> Any:
-    """lhs @ (q * scale) as (int8(lhs / s_x) @ q) * s_x * scale, s_x per row of lhs. With
+def _integer_dot(eqn: core.JaxprEqn, lhs: Any, w: QTensor, activation_bits: int) -> Any:
+    """lhs @ (q * scale) as (int8(lhs / s_x) @ q) * s_x * scale, s_x per row of lhs (uint4
+    codes: (int16(lhs / s_x) @ q - row sums * zero) * s_x * scale). With
     16-bit activations the codes' halves are stacked on a new leading axis of the left
     operand: one product of int8 x int8 (twice the rows, the weight read once, which is what
     a decode step's matvec pays for), recombined as SPLIT * hi-sum + lo-sum in float32 (the
@@ -214,9 +228,22 @@ def _int8_dot(eqn: core.JaxprEqn, lhs: Any, w: QTensor, activation_bits: int) ->
     x = lhs.astype(jnp.float32)
     amax = jnp.max(jnp.abs(x), axis=lc, keepdims=True)
     top = 127.0 if activation_bits == 8 else 127.0 * SPLIT
+    if w.zero is not None:   # uint4 codes: int32 sums of up to 15 * top per term
+        terms = math.prod(jnp.shape(lhs)[a] for a in lc)
+        top = float(min(2**15 - 1, (2**31 - 1) // (15 * terms)))
     s_x = jnp.where(amax > 0, amax / top, 1.0)
     xq = jnp.clip(jnp.round(x / s_x), -top, top)
-    if activation_bits == 8:
+    if w.zero is not None:
+        # int16 x uint4 converted right at the product: IREE's import folds both converts
+        # into one contraction, which data tiling maps to its s16u4s32 ukernel
+        x16 = xq.astype(jnp.int16)
+        (_, rc), batch = dims
+        stored = ((lc, tuple(1 - a for a in rc)), batch) if w.transposed else dims
+        sums = lax.dot_general(x16.astype(jnp.int32), w.q.astype(jnp.int32), stored,
+                               preferred_element_type=jnp.int32)
+        row_sums = jnp.sum(x16.astype(jnp.int32), axis=lc)[..., None]
+        acc = (sums - row_sums * w.zero.reshape(-1).astype(jnp.int32)).astype(jnp.float32)
+    elif activation_bits == 8:
         acc = lax.dot_general(xq.astype(jnp.int8), w.q, dims,
                               preferred_element_type=jnp.int32).astype(jnp.float32)
     else:

@@ -2,7 +2,8 @@
 error.
 
 The one lookup of the compiler in approxcc (`iree_compile()`); the driver's toolchain and
-`ml/build.py` use it. Imports nothing beyond the standard library and `diagnostics`.
+`ml/build.py` use it. Imports nothing beyond the standard library, `diagnostics` and
+`unsigned_int4` (the rewrite a module with unsigned int4 weights gets after IREE's import).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import time
 from pathlib import Path
 
 from approxcc.diagnostics import CompileError
+from approxcc.ml import unsigned_int4
 
 # Without it IREE 3.13 puts the widening `convert` (bf16/f16/int8 -> f32) of a weight
 # *argument* in a dispatch of its own: every call writes and re-reads an f32 copy of each
@@ -127,13 +129,27 @@ def first_error(stderr: str) -> str:
 
 
 def compile_stablehlo(compiler: str, mlir: Path, vmfb: Path, flags: list[str]) -> float:
-    """Compiles a StableHLO file with `flags` (`target_flags`); its seconds, or IreeFailure."""
+    """Compiles a StableHLO file with `flags` (`target_flags`); its seconds, or IreeFailure.
+    A module with unsigned int4 weights is imported first and rewritten
+    (`unsigned_int4`), then compiled from there."""
     start = time.perf_counter()
     partial = vmfb.with_suffix(".partial")   # an interrupted build leaves no vmfb behind
-    cmd = [compiler, str(mlir), "--iree-input-type=stablehlo", *flags, "-o", str(partial)]
+    source, phase = [str(mlir), "--iree-input-type=stablehlo"], []
+    imported = vmfb.with_suffix(".input.mlir")
+    if unsigned_int4.applies(mlir.read_text()):
+        _run([compiler, *source, *flags, "--compile-to=input", "-o", str(imported)], partial)
+        imported.write_text(unsigned_int4.rewrite(imported.read_text()))
+        source, phase = [str(imported), "--compile-from=input"], list(unsigned_int4.FLAGS)
+    try:
+        _run([compiler, *source, *flags, *phase, "-o", str(partial)], partial)
+    finally:
+        imported.unlink(missing_ok=True)
+    partial.replace(vmfb)
+    return time.perf_counter() - start
+
+
+def _run(cmd: list[str], partial: Path) -> None:
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode:
         partial.unlink(missing_ok=True)
         raise IreeFailure(first_error(proc.stderr))
-    partial.replace(vmfb)
-    return time.perf_counter() - start

@@ -159,9 +159,9 @@ def pack(w: np.ndarray, fmt: str, transposed: bool = False) -> Packed:
 
 
 def storage_bytes(a: np.ndarray) -> np.ndarray:
-    """The bytes IREE reads for `a`: an int4 array two codes a byte (element 2i in the low
-    nibble), bfloat16 as its bits, anything else as it is."""
-    if a.dtype == ml_dtypes.int4:
+    """The bytes IREE reads for `a`: an int4/uint4 array two codes a byte (element 2i in the
+    low nibble), bfloat16 as its bits, anything else as it is."""
+    if a.dtype in (ml_dtypes.int4, ml_dtypes.uint4):
         flat = np.ascontiguousarray(a).reshape(-1).view(np.uint8) & 15
         if flat.size % 2:
             flat = np.append(flat, np.uint8(0))

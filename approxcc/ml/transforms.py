@@ -16,7 +16,8 @@ per-call arguments. Transforms compose in a fixed order, whatever the decorator 
    N rows) or packed int4 pairs (`int4`, `int4-gN`) with float32 scales and dequantised
    inside the variant; `w8a8` stores int8 per channel and runs matmuls in integer with
    activations quantised per row on the fly (`w8a16`: to 16 bits, two int8 halves in one
-   int8 product: weight-only int8's accuracy on the integer ukernels). Other float weights
+   int8 product: weight-only int8's accuracy on the integer ukernels; `w4a16`: unsigned
+   4-bit codes with a zero point per channel, times 16-bit activations). Other float weights
    and float inputs are cast to the compute dtype (`f32`/`bf16`/`f16`), matmuls in
    bf16/f16 accumulate in float32; `w8a8`/`w8a16` quantise a matrix over the axis its
    products contract (`x @ W.T`: per row);
@@ -39,6 +40,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import ml_dtypes
 import numpy as np
 from jax import lax
 
@@ -101,22 +103,26 @@ class _Quant:
     dtype: Any          # the compute dtype
     tagged: bool        # w8a8: matmuls use the integer weight
     axis: int = -2      # the axis quantised over (w8a8: the one its products contract)
+    unsigned: bool = False  # w4a16: uint4 codes (one an element) and a zero point array
 
     def arity(self) -> int:
-        return 2
+        return 3 if self.unsigned else 2
 
     def decode(self, arrays: Sequence[Any]) -> tuple[Any, QTensor | None]:
-        q, scale = arrays
+        q, scale, *zeros = arrays
+        zero = zeros[0] if zeros else None
+        tag = QTensor(q, scale, self.dtype, self.axis, zero) if self.tagged else None
         if self.axis == -1:   # per row: scale (..., M, 1)
-            value = q.astype(self.dtype) * scale.astype(self.dtype)
-            return value, (QTensor(q, scale, self.dtype, -1) if self.tagged else None)
-        if self.bits == 4:
+            return tag.dequantize() if tag else q.astype(self.dtype) * scale.astype(self.dtype), tag
+        if self.bits == 4 and not self.unsigned:
             q = _unpack_int4(q)
         *lead, k, n = q.shape
         groups = scale.shape[-2]
         qg = q.reshape(*lead, groups, k // groups, n).astype(self.dtype)
+        if zero is not None:
+            qg = qg - zero[..., :, None, :].astype(self.dtype)
         value = (qg * scale[..., :, None, :].astype(self.dtype)).reshape(q.shape)
-        return value, (QTensor(q, scale, self.dtype) if self.tagged else None)
+        return value, tag
 
 
 @dataclass(frozen=True)
@@ -181,12 +187,13 @@ def make_variant(afn: ApproxFunction, weights: Any, inputs: Sequence[Any],
 def _numerics(fn: Callable[..., Any], weights: Any, inputs: Sequence[Any], compute: Any,
               scheme: str | None, exact_out: Any) -> Variant:
     leaves, treedef = jax.tree.flatten(weights)
-    activation_bits = INTEGER_PRODUCTS.get(scheme or "", 0)
+    weight_bits, activation_bits = INTEGER_PRODUCTS.get(scheme or "", (0, 0))
     bits, group, w8a8 = 0, None, activation_bits > 0
+    unsigned = w8a8 and weight_bits == 4
     if scheme is not None:
         m = QUANT_SCHEME.fullmatch(scheme)
         assert m is not None  # checked by the decorator
-        bits = 8 if w8a8 else int(m["bits"])
+        bits = weight_bits if w8a8 else int(m["bits"])
         group = None if w8a8 or m["group"] is None else int(m["group"])
     codecs: list[_Plain | _Quant | _Tiles] = []
     stored: list[np.ndarray] = []
@@ -206,9 +213,12 @@ def _numerics(fn: Callable[..., Any], weights: Any, inputs: Sequence[Any], compu
             codecs.append(_Tiles(fmt, axis == -2, len(parts) == 2, jnp.dtype(dtype)))
         elif w8a8 and is_float and axis == -1 and a.ndim - layer_axis == 2:
             # `x @ W.T` (a model's (out, in) weights): per output row
-            parts = _converted(leaf, ("w8a8-rows",), lambda a=a: [
-                np.swapaxes(x, -1, -2) for x in _quantize(np.swapaxes(a, -1, -2), 8, None)])
-            codecs.append(_Quant(8, jnp.dtype(dtype), True, -1))
+            parts = _converted(leaf, ("integer-rows", bits), lambda a=a: [
+                np.swapaxes(x, -1, -2) for x in _integer_codes(np.swapaxes(a, -1, -2), bits)])
+            codecs.append(_Quant(bits, jnp.dtype(dtype), True, -1, unsigned))
+        elif unsigned and is_float and a.ndim - layer_axis >= 2:
+            parts = _converted(leaf, ("integer", bits), lambda a=a: _integer_codes(a, bits))
+            codecs.append(_Quant(bits, jnp.dtype(dtype), True, -2, unsigned))
         elif bits and is_float and _quantizable(a.shape, layer_axis, bits, group):
             parts = _converted(leaf, ("quantize", bits, group),
                                lambda a=a: list(_quantize(a, bits, group)))
@@ -288,6 +298,21 @@ def _quantize(w: np.ndarray, bits: int, group: int | None) -> tuple[np.ndarray, 
     q = np.clip(np.rint(wg / scale), -qmax, qmax).astype(np.int8).reshape(w.shape)
     scale = scale.reshape(*lead, k // g, n)
     return (_pack_int4(q) if bits == 4 else q), scale
+
+
+def _integer_codes(w: np.ndarray, bits: int) -> list[np.ndarray]:
+    """The codes of the integer products (w8a8, w8a16, w4a16) over axis -2, per output
+    channel: int8 symmetric `[q, scale]`, or 4 bits `[u, scale, zero]` with unsigned codes
+    (value = (u - zero) * scale: the channel's range in 16 steps, zero a code)."""
+    if bits == 8:
+        return list(_quantize(w, 8, None))
+    w = w.astype(np.float32)
+    lo = np.minimum(w.min(axis=-2, keepdims=True), 0)
+    hi = np.maximum(w.max(axis=-2, keepdims=True), 0)
+    scale = np.where(hi > lo, (hi - lo) / 15, 1.0).astype(np.float32)
+    zero = np.clip(np.rint(-lo / scale), 0, 15)
+    u = np.clip(np.rint(w / scale) + zero, 0, 15)
+    return [u.astype(ml_dtypes.uint4), scale, zero.astype(np.int8)]
 
 
 def _pack_int4(q: np.ndarray) -> np.ndarray:

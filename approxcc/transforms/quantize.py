@@ -3,7 +3,9 @@
 Integer weights (and, for w8a8, activations) in a variant: `int8`/`int4` store weight
 matrices per output channel, `-gN` in groups of N rows, with float scales; `w8a8` also
 quantises activations per row and multiplies in integer; `w8a16` quantises them to 16 bits,
-split into two int8 halves that share one integer product (the weight read once).
+split into two int8 halves that share one integer product (the weight read once); `w4a16`
+stores unsigned 4-bit codes with a zero point per output channel and multiplies 16-bit
+activations by them (int32 sums: IREE's s16u4s32 ukernel on AVX-512 VNNI).
 """
 
 from __future__ import annotations
@@ -13,14 +15,15 @@ from typing import Any
 
 from approxcc.registry import MLKnob, TransformSpec, register
 
-QUANT_SCHEME = re.compile(r"none|w8a(?:8|16)|int(?P<bits>8|4)(?:-g(?P<group>[1-9][0-9]*))?")
-# The schemes whose products are int8 x int8, by the bits their activations are quantised to
-INTEGER_PRODUCTS = {"w8a8": 8, "w8a16": 16}
+QUANT_SCHEME = re.compile(
+    r"none|w8a(?:8|16)|w4a16|int(?P<bits>8|4)(?:-g(?P<group>[1-9][0-9]*))?")
+# The schemes whose products are integer x integer: (weight bits, activation bits)
+INTEGER_PRODUCTS = {"w8a8": (8, 8), "w8a16": (8, 16), "w4a16": (4, 16)}
 
 
 def _label(v: Any) -> str | None:
     ok = isinstance(v, str) and QUANT_SCHEME.fullmatch(v)
-    return None if ok else "is not none, w8a8, w8a16, int8, int4, int8-gN or int4-gN"
+    return None if ok else "is not none, w8a8, w8a16, w4a16, int8, int4, int8-gN or int4-gN"
 
 
 register(TransformSpec(
@@ -30,5 +33,5 @@ register(TransformSpec(
     ml=MLKnob(defaults=("none", "int8", "int4-g32", "w8a8"), check=_label, exact="none",
               meaning="`none`, `int8`, `int4`, `int8-gN`, `int4-gN` (groups of N rows), "
                       "`w8a8` or `w8a16` (int8 x int8 products, 16-bit activations as two "
-                      "int8 halves)"),
+                      "int8 halves), `w4a16` (unsigned int4 x int16 products)"),
 ))
