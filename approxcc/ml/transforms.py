@@ -113,7 +113,7 @@ class _Quant:
         zero = zeros[0] if zeros else None
         tag = QTensor(q, scale, self.dtype, self.axis, zero) if self.tagged else None
         if self.axis == -1:   # per row: scale (..., M, 1)
-            return tag.dequantize() if tag else q.astype(self.dtype) * scale.astype(self.dtype), tag
+            return QTensor(q, scale, self.dtype, -1, zero).dequantize(), tag
         if self.bits == 4 and not self.unsigned:
             q = _unpack_int4(q)
         *lead, k, n = q.shape

@@ -67,17 +67,13 @@ def _from_unsigned_global(value: Any) -> bool:
         return False
     generic = value.owner.owner
     operand = generic.operands[value.arg_number]
-    while isinstance(operand.owner, ir.OpView | ir.Operation):
-        op = operand.owner
-        name = op.name if isinstance(op, ir.Operation) else op.operation.name
-        op = op if isinstance(op, ir.Operation) else op.operation
-        if name == "util.global.load":
-            symbol = ir.FlatSymbolRefAttr(op.attributes["global"]).value
-            return symbol.endswith(GLOBAL_SUFFIX)
-        if name in _RESHAPES or _copies(op):
-            operand = op.operands[0]
-            continue
-        return False
+    while not isinstance(operand.owner, ir.Block):
+        op = operand.owner.operation
+        if op.name == "util.global.load":
+            return ir.FlatSymbolRefAttr(op.attributes["global"]).value.endswith(GLOBAL_SUFFIX)
+        if op.name not in _RESHAPES and not _copies(op):
+            return False
+        operand = op.operands[0]
     return False
 
 
