@@ -46,10 +46,17 @@ from jax import lax
 
 from approxcc import registry
 from approxcc.ml.approx import ApproxFunction, Knob, Model
-from approxcc.ml.interpret import Options, QTensor, contraction_axes, retrace
+from approxcc.ml.interpret import (
+    Options,
+    QTensor,
+    contraction_axes,
+    retrace,
+    rotate,
+    rotation_block,
+)
 from approxcc.ml.iree import multiplies_natively
 from approxcc.ml.packed import Packed, pack, packable
-from approxcc.transforms.quantize import INTEGER_PRODUCTS, QUANT_SCHEME
+from approxcc.transforms.quantize import INTEGER_PRODUCTS, MIXED_SCHEMES, QUANT_SCHEME
 
 _DTYPES = {"f32": jnp.float32, "bf16": jnp.bfloat16, "f16": jnp.float16}
 # Each weight conversion made while a build runs (`shared_conversions`), by the source
@@ -104,6 +111,7 @@ class _Quant:
     tagged: bool        # w8a8: matmuls use the integer weight
     axis: int = -2      # the axis quantised over (w8a8: the one its products contract)
     unsigned: bool = False  # w4a16: uint4 codes (one an element) and a zero point array
+    rotation: int = 0       # w4a16: the codes' rotation block (`interpret.rotate`)
 
     def arity(self) -> int:
         return 3 if self.unsigned else 2
@@ -111,9 +119,10 @@ class _Quant:
     def decode(self, arrays: Sequence[Any]) -> tuple[Any, QTensor | None]:
         q, scale, *zeros = arrays
         zero = zeros[0] if zeros else None
-        tag = QTensor(q, scale, self.dtype, self.axis, zero) if self.tagged else None
-        if self.axis == -1:   # per row: scale (..., M, 1)
-            return QTensor(q, scale, self.dtype, -1, zero).dequantize(), tag
+        per_channel = QTensor(q, scale, self.dtype, self.axis, zero, rotation=self.rotation)
+        tag = per_channel if self.tagged else None
+        if self.axis == -1 or self.unsigned:   # per channel: scale (..., M, 1) or (..., 1, N)
+            return per_channel.dequantize(), tag
         if self.bits == 4 and not self.unsigned:
             q = _unpack_int4(q)
         *lead, k, n = q.shape
@@ -189,7 +198,15 @@ def _numerics(fn: Callable[..., Any], weights: Any, inputs: Sequence[Any], compu
     leaves, treedef = jax.tree.flatten(weights)
     weight_bits, activation_bits = INTEGER_PRODUCTS.get(scheme or "", (0, 0))
     bits, group, w8a8 = 0, None, activation_bits > 0
-    unsigned = w8a8 and weight_bits == 4
+    largest = max((np.size(a) for a in leaves if _is_float(a)), default=0)
+
+    def leaf_bits(a: np.ndarray) -> int:
+        """An integer product's weight bits for `a` (MIXED_SCHEMES: 4 for the largest
+        weight, 8 for the others)."""
+        if scheme in MIXED_SCHEMES:
+            return 4 if a.size == largest else 8
+        return weight_bits
+
     if scheme is not None:
         m = QUANT_SCHEME.fullmatch(scheme)
         assert m is not None  # checked by the decorator
@@ -203,7 +220,8 @@ def _numerics(fn: Callable[..., Any], weights: Any, inputs: Sequence[Any], compu
         [None] * len(leaves)
     for leaf, layer_axis, axis in zip(leaves, _layer_axes(weights), axes, strict=True):
         a = np.asarray(leaf)
-        is_float = np.issubdtype(a.dtype, np.floating) or a.dtype == jnp.bfloat16
+        is_float = _is_float(a)
+        wbits = leaf_bits(a) if w8a8 else bits
         dtype = compute if compute is not None and is_float else a.dtype
         fmt = tiled and (f"int4-g{a.shape[axis]}" if tiled == "int4" else tiled)
         if fmt and is_float and axis is not None and a.ndim - layer_axis == 2 \
@@ -213,16 +231,18 @@ def _numerics(fn: Callable[..., Any], weights: Any, inputs: Sequence[Any], compu
             codecs.append(_Tiles(fmt, axis == -2, len(parts) == 2, jnp.dtype(dtype)))
         elif w8a8 and is_float and axis == -1 and a.ndim - layer_axis == 2:
             # `x @ W.T` (a model's (out, in) weights): per output row
-            parts = _converted(leaf, ("integer-rows", bits), lambda a=a: [
-                np.swapaxes(x, -1, -2) for x in _integer_codes(np.swapaxes(a, -1, -2), bits)])
-            codecs.append(_Quant(bits, jnp.dtype(dtype), True, -1, unsigned))
-        elif unsigned and is_float and a.ndim - layer_axis >= 2:
-            parts = _converted(leaf, ("integer", bits), lambda a=a: _integer_codes(a, bits))
-            codecs.append(_Quant(bits, jnp.dtype(dtype), True, -2, unsigned))
-        elif bits and is_float and _quantizable(a.shape, layer_axis, bits, group):
-            parts = _converted(leaf, ("quantize", bits, group),
-                               lambda a=a: list(_quantize(a, bits, group)))
-            codecs.append(_Quant(bits, jnp.dtype(dtype), w8a8))
+            rotation = rotation_block(a.shape[-1]) if wbits == 4 else 0
+            parts = _converted(leaf, ("integer-rows", wbits), lambda a=a, wbits=wbits: [
+                np.swapaxes(x, -1, -2) for x in _integer_codes(np.swapaxes(a, -1, -2), wbits)])
+            codecs.append(_Quant(wbits, jnp.dtype(dtype), True, -1, wbits == 4, rotation))
+        elif w8a8 and is_float and wbits == 4 and a.ndim - layer_axis >= 2:
+            parts = _converted(leaf, ("integer", 4), lambda a=a: _integer_codes(a, 4))
+            codecs.append(_Quant(4, jnp.dtype(dtype), True, -2, True,
+                                 rotation_block(a.shape[-2])))
+        elif wbits and is_float and _quantizable(a.shape, layer_axis, wbits, group):
+            parts = _converted(leaf, ("quantize", wbits, group),
+                               lambda a=a, wbits=wbits: list(_quantize(a, wbits, group)))
+            codecs.append(_Quant(wbits, jnp.dtype(dtype), w8a8))
         else:
             parts = _converted(leaf, ("cast", str(dtype)),
                                lambda a=a, dtype=dtype: [a.astype(dtype, copy=False)])
@@ -250,6 +270,11 @@ def _numerics(fn: Callable[..., Any], weights: Any, inputs: Sequence[Any], compu
         return jax.tree.map(lambda o, ref: jnp.asarray(o).astype(ref.dtype), out, exact_out)
 
     return Variant(variant, stored)
+
+
+def _is_float(a: Any) -> bool:
+    dtype = np.asarray(a).dtype
+    return bool(np.issubdtype(dtype, np.floating)) or dtype == jnp.bfloat16
 
 
 def _tiles(a: np.ndarray, fmt: str, transposed: bool) -> list[np.ndarray]:
@@ -303,16 +328,35 @@ def _quantize(w: np.ndarray, bits: int, group: int | None) -> tuple[np.ndarray, 
 def _integer_codes(w: np.ndarray, bits: int) -> list[np.ndarray]:
     """The codes of the integer products (w8a8, w8a16, w4a16) over axis -2, per output
     channel: int8 symmetric `[q, scale]`, or 4 bits `[u, scale, zero]` with unsigned codes
-    (value = (u - zero) * scale: the channel's range in 16 steps, zero a code)."""
+    (value = (u - zero) * scale, zero a code) of the weight rotated along axis -2
+    (`interpret.rotate`, `rotation_block`), each channel's range clipped to the fraction
+    `CLIPS` with the least squared error (on Gemma 3 270M's head over 600 tokens of
+    Wikipedia summaries: NLL 2.69 unclipped, 2.62 clipped; exact 2.53)."""
     if bits == 8:
         return list(_quantize(w, 8, None))
     w = w.astype(np.float32)
+    if block := rotation_block(w.shape[-2]):
+        w = rotate(w, -2, block)
     lo = np.minimum(w.min(axis=-2, keepdims=True), 0)
     hi = np.maximum(w.max(axis=-2, keepdims=True), 0)
-    scale = np.where(hi > lo, (hi - lo) / 15, 1.0).astype(np.float32)
-    zero = np.clip(np.rint(-lo / scale), 0, 15)
-    u = np.clip(np.rint(w / scale) + zero, 0, 15)
+    best: list[np.ndarray] = []
+    for clip in CLIPS:
+        scale = np.where(hi > lo, (hi - lo) * clip / 15, 1.0).astype(np.float32)
+        zero = np.clip(np.rint(-lo * clip / scale), 0, 15)
+        u = np.clip(np.rint(w / scale) + zero, 0, 15)
+        error = np.square((u - zero) * scale - w).sum(axis=-2, keepdims=True)
+        if not best:
+            best = [u, scale, zero, error]
+            continue
+        better = error < best[3]
+        best = [np.where(better, new, old) for new, old in zip((u, scale, zero, error), best,
+                                                               strict=True)]
+    u, scale, zero, _ = best
     return [u.astype(ml_dtypes.uint4), scale, zero.astype(np.int8)]
+
+
+# The fractions of a channel's range that 4-bit codes may span (the best one a channel).
+CLIPS = (1.0, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.65, 0.6)
 
 
 def _pack_int4(q: np.ndarray) -> np.ndarray:
