@@ -11,8 +11,8 @@ unchanged; a rebuild recompiles only what changed), and its variants are measure
 - decode, ms/token: greedy decoding from one prompt, every runner one step in turn (the
   order rotating from step to step, so load from other processes hits them alike):
   `exact`, each other value of each of the decode step's knobs (the others exact), and
-  `jax.jit`, and the exact, W8A8, W8A16 and bf16 steps once more on one thread (IREE's
-  `local-sync` driver: `approxcc.ml.runtime.load(..., device="local-sync")`); beside each
+  `jax.jit`, and the exact, W8A8, W8A16, W4A16-mixed and bf16 steps once more on one thread
+  (IREE's `local-sync` driver: `approxcc.ml.runtime.load(..., device="local-sync")`); beside each
   its floor (the bytes of weights a step reads — every weight of the variant but an
   embedding table it only gathers one row from — over the bandwidth of one numpy pass on
   every core, measured in the same run) and the share of it reached; IREE's decode can
@@ -83,7 +83,8 @@ AGREE_TOKENS = 8
 # small model's step is a thousand short dispatches, each handed to the task system's
 # workers on `local-task` (SmolLM2's W8A16 step under iree-benchmark-module: 7.5 ms on one
 # thread, 10.0 on two cores; docs/ml.md).
-SYNC_VARIANTS = ("exact", "weights=w8a8", "weights=w8a16", "precision=bf16")
+SYNC_VARIANTS = ("exact", "weights=w8a8", "weights=w8a16", "weights=w4a16-mixed",
+                 "precision=bf16")
 ONE_THREAD = ", 1 thread"
 JAX = "jax.jit"
 
