@@ -107,8 +107,8 @@ import numpy as np
 from approxcc import approx
 
 RNG = np.random.default_rng(3)
-W = {"up": RNG.standard_normal((64, 96)).astype(np.float32),
-     "head": RNG.standard_normal((160, 64)).astype(np.float32)}
+W = {"up": RNG.standard_normal((2048, 96)).astype(np.float32),
+     "head": RNG.standard_normal((160, 2048)).astype(np.float32)}
 W["up"][5] *= 30
 W["head"][:, 7] *= 30
 
@@ -118,7 +118,7 @@ def step(params, x, token):
     return x @ params["up"], x @ params["head"].T, params["head"][token]
 
 
-APPROX_EXAMPLE_ARGS = {"step": (W, np.ones((1, 64), np.float32), np.int32(3))}
+APPROX_EXAMPLE_ARGS = {"step": (W, np.ones((1, 2048), np.float32), np.int32(3))}
 '''
 
 
@@ -127,9 +127,10 @@ def test_w4a16_reads_rotated_unsigned_int4_codes_through_iree(tmp_path: Path) ->
     of the weights rotated along their input axis, and multiplies int16 activations,
     rotated alike, by them: IREE's build computes what the variant means (its import alone
     would read codes 8-15 as negative: `ml/unsigned_int4.py`), an outlier input channel
-    costs the head product little (unrotated codes: 85% of its largest value), and a row
+    costs the products little (unrotated codes: 71% of the head's largest value), and a row
     lookup of the head reads its rows back. `w4a16-mixed` keeps 4 bits for the largest
-    weight alone."""
+    weight alone. The activations' rotation (a row per block) leaves a matrix-vector
+    step compiled as one, not as a prefill's matrix products."""
     from approxcc.ml.program import load_program
     from approxcc.ml.runtime import load
     from approxcc.ml.transforms import make_variant
@@ -139,8 +140,9 @@ def test_w4a16_reads_rotated_unsigned_int4_codes_through_iree(tmp_path: Path) ->
     variants = json.loads(built.read_text())["functions"]["step"]["variants"]
     assert [a["dtype"] for a in variants[1]["weight_args"]].count("uint4") == 2
     assert [a["dtype"] for a in variants[2]["weight_args"]].count("uint4") == 1
+    assert not any(v["matrix"] for v in variants)
     fn = load_program(tmp_path / "model.py").functions["step"]
-    x, token = np.random.default_rng(4).standard_normal((1, 64)).astype(np.float32), 3
+    x, token = np.random.default_rng(4).standard_normal((1, 2048)).astype(np.float32), 3
     exact = fn.afn.fn(fn.weights, x, np.int32(token))
     prog = load(built)
     for value in (1, 2):
@@ -152,4 +154,4 @@ def test_w4a16_reads_rotated_unsigned_int4_codes_through_iree(tmp_path: Path) ->
             np.testing.assert_allclose(g, m, atol=1e-3 * np.abs(e).max())
         errors = [np.abs(np.asarray(g) - e).max() / np.abs(e).max()
                   for g, e in zip(got, exact, strict=True)]
-        assert errors[1] < 0.2 and errors[2] < 0.025, errors
+        assert errors[1] < 0.3 and errors[2] < 0.15, errors

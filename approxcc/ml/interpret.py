@@ -70,13 +70,17 @@ def _hadamard(b: int) -> np.ndarray:
 
 def rotate(a: Any, axis: int, block: int, inverse: bool = False) -> Any:
     """`a` times R (R^T when `inverse`) along `axis`, R block-diagonal with `_hadamard(block)`
-    blocks (jax or numpy in, the same out)."""
-    xp = np if isinstance(a, np.ndarray) else jnp
+    blocks (jax or numpy in, the same out). In jax a multiply-and-sum: a decode step's
+    rotation as a matrix product would have a row per block, and the build compiles a
+    module with products of 32 rows or more as a prefill's (`build._matrix_rows`)."""
     h = _hadamard(block)
+    h = h.T if inverse else h
+    xp = np if isinstance(a, np.ndarray) else jnp
     a = xp.moveaxis(a, axis, -1)
     *lead, k = a.shape
-    blocks = a.reshape(*lead, k // block, block) @ (h.T if inverse else h)
-    return xp.moveaxis(blocks.reshape(*lead, k), -1, axis)
+    blocks = a.reshape(*lead, k // block, block)
+    rotated = blocks @ h if xp is np else jnp.sum(blocks[..., :, None] * h, axis=-2)
+    return xp.moveaxis(rotated.reshape(*lead, k), -1, axis)
 
 
 @dataclass(frozen=True)
