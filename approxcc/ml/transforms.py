@@ -325,6 +325,10 @@ def _quantize(w: np.ndarray, bits: int, group: int | None) -> tuple[np.ndarray, 
     return (_pack_int4(q) if bits == 4 else q), scale
 
 
+# The fractions of a channel's range that 4-bit codes may span (the best one a channel).
+CLIPS = (1.0, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.65, 0.6)
+
+
 def _integer_codes(w: np.ndarray, bits: int) -> list[np.ndarray]:
     """The codes of the integer products (w8a8, w8a16, w4a16) over axis -2, per output
     channel: int8 symmetric `[q, scale]`, or 4 bits `[u, scale, zero]` with unsigned codes
@@ -353,10 +357,6 @@ def _integer_codes(w: np.ndarray, bits: int) -> list[np.ndarray]:
                                                                strict=True)]
     u, scale, zero, _ = best
     return [u.astype(ml_dtypes.uint4), scale, zero.astype(np.int8)]
-
-
-# The fractions of a channel's range that 4-bit codes may span (the best one a channel).
-CLIPS = (1.0, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.65, 0.6)
 
 
 def _pack_int4(q: np.ndarray) -> np.ndarray:
