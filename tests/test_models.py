@@ -308,37 +308,3 @@ def test_a_decode_step_attends_by_multiply_and_sum_over_the_cache() -> None:
     one, _ = step(*args)
     np.testing.assert_allclose(np.asarray(one), np.asarray(prompt[4:]), rtol=1e-5, atol=1e-6)
     assert "dot_general" not in jax.jit(step).lower(*args).as_text()
-
-
-@pytest.mark.parametrize("window", [0, 100])
-def test_a_decode_step_reads_the_cache_up_to_its_position(window: int) -> None:
-    """A decode step over a cache of several chunks skips the chunks past its position (and
-    before its window) and gives the softmax attention over the positions it sees."""
-    import jax
-    import jax.numpy as jnp
-
-    from workloads.models.layers import DECODE_CHUNK, cached_attention, init_cache
-
-    rng = np.random.default_rng(1)
-    n, pos = 3 * DECODE_CHUNK - 20, DECODE_CHUNK + 30
-    cache = init_cache(1, n, 2, 16)
-    cache = {"k": [jnp.asarray(rng.standard_normal(cache["k"][0].shape), jnp.float32)],
-             "v": [jnp.asarray(rng.standard_normal(cache["v"][0].shape), jnp.float32)]}
-    q, k, v = (jnp.asarray(rng.standard_normal((1, h, 16)), jnp.float32) for h in (4, 2, 2))
-
-    def step(q, k, v, cache, pos):
-        return cached_attention(q, k, v, cache, 0, pos, 0.25, window)
-
-    got, new = jax.jit(step)(q, k, v, cache, jnp.int32(pos))
-    keys, values = np.asarray(new["k"][0]), np.asarray(new["v"][0])   # (2, 16, n), (2, n, 16)
-    seen = [t for t in range(n) if t <= pos and (not window or pos - t < window)]
-    want = []
-    for head in range(4):
-        kv = head // 2
-        scores = np.asarray(q[0, head]) @ keys[kv][:, seen] * 0.25
-        p = np.exp(scores - scores.max())
-        want.append(p / p.sum() @ values[kv][seen])
-    np.testing.assert_allclose(np.asarray(got).reshape(4, 16), np.stack(want), rtol=1e-4,
-                               atol=1e-5)
-    lowered = jax.jit(step).lower(q, k, v, cache, jnp.int32(pos)).as_text()
-    assert lowered.count("stablehlo.case") == 3     # a conditional a chunk
