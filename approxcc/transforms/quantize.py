@@ -8,8 +8,8 @@ stores unsigned 4-bit codes with a zero point per output channel and multiplies 
 activations by them (int32 sums: IREE's s16u4s32 ukernel on AVX-512 VNNI), the weights
 rotated (a signed Hadamard matrix in blocks along the contraction) so one outlier input
 channel does not stretch every channel's 16 steps; `w4a16-mixed` stores the largest weight
-(a language model's output head: most of a decode step's bytes) so and the others as
-`w8a16`.
+(a language model's output head: most of a decode step's bytes) as `w4a16` and the others
+as `w8a16`.
 """
 
 from __future__ import annotations
