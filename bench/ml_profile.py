@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import Any
 
 import iree.runtime as ireert
+import ml_decode  # noqa: F401 (first: it puts examples/ml, kv_decoder's, on the path)
 import numpy as np
+from kv_decoder import MAX_LEN, live_positions
 from ml_decode import ROOT, build
 from rich.console import Console
 from rich.table import Table
@@ -34,6 +36,7 @@ from approxcc.ml.build import PARAMETER_SCOPE
 
 PRODUCTS = re.compile(r"matvec|vecmat|matmul|mmt4d|batch_matmul|contract")
 VOCAB = {"gemma3": 262144, "smollm2": 49152}
+POSITION = 100   # a decode step's position: where bench/ml_decode.py's decode steps are
 
 
 def head(vocab: int) -> re.Pattern[str]:
@@ -73,8 +76,9 @@ def variant_of(fn: dict[str, Any], settings: list[str]) -> dict[str, Any]:
     return next(v for v in fn["variants"] if v["choice"] == choice)
 
 
-def zeros(sig: dict[str, Any]) -> np.ndarray:
-    return np.zeros(sig["shape"], sig["dtype"])
+def zeros(sig: dict[str, Any], symbolic: int) -> np.ndarray:
+    """Zeros of an input's shape, `symbolic` long where a dimension is symbolic."""
+    return np.zeros([symbolic if isinstance(d, str) else d for d in sig["shape"]], sig["dtype"])
 
 
 def profile(root: Path, variant: dict[str, Any], inputs: list[np.ndarray], calls: int,
@@ -130,9 +134,9 @@ def main() -> None:
     if "cpu" not in variant["vmfb"]:
         raise SystemExit(f"variant {variant['name']} has no CPU vmfb of its own (a dispatch "
                          "runs it)")
-    inputs = [zeros(sig) for sig in fn["inputs"]]
+    inputs = [zeros(sig, live_positions(POSITION, MAX_LEN)) for sig in fn["inputs"]]
     if args.fn == "decode_step":
-        inputs[0], inputs[1] = np.asarray(1, np.int32), np.asarray(100, np.int32)
+        inputs[0], inputs[1] = np.asarray(1, np.int32), np.asarray(POSITION, np.int32)
     else:
         inputs[0] = np.arange(1, 1 + inputs[0].size, dtype=np.int32)
     with tempfile.TemporaryDirectory() as tmp:

@@ -155,3 +155,59 @@ def test_w4a16_reads_rotated_unsigned_int4_codes_through_iree(tmp_path: Path) ->
         errors = [np.abs(np.asarray(g) - e).max() / np.abs(e).max()
                   for g, e in zip(got, exact, strict=True)]
         assert errors[1] < 0.3 and errors[2] < 0.15, errors
+
+
+# A step whose `live` input has a symbolic length (jax.export's shape polymorphism): it
+# reads the first len(live) rows of the cache, multiplied and summed with an explicit
+# broadcast of that dynamic slice (which IREE lowers only told its dimension does not expand).
+LIVE_MODEL = '''
+import jax
+import jax.numpy as jnp
+import numpy as np
+from approxcc import approx
+
+RNG = np.random.default_rng(0)
+W = {"w": RNG.standard_normal((8, 8)).astype(np.float32)}
+
+
+@approx.knob("quant", transform="quantize", values=["none", "w8a8"])
+def step(params, x, live, cache):
+    n = live.shape[0]
+    rows = jax.lax.slice_in_dim(cache, 0, n, axis=0)                   # (n, 8)
+    q = x @ params["w"]
+    scores = jnp.sum(jax.lax.broadcast_in_dim(q, (n, 8), (1,)) * rows, axis=1)
+    weights = jnp.exp(scores - jnp.max(scores))
+    out = jnp.sum(jax.lax.broadcast_in_dim(weights, (n, 8), (0,)) * rows, axis=0)
+    return out / jnp.sum(weights)
+
+
+LIVE = jax.export.symbolic_shape("live", constraints=("live <= 40", "live >= 1"))
+APPROX_EXAMPLE_ARGS = {"step": (W, np.ones(8, np.float32), jax.ShapeDtypeStruct(LIVE, jnp.int8),
+                                np.zeros((40, 8), np.float32))}
+'''
+
+
+def test_an_input_of_symbolic_length_builds_once_for_every_length(tmp_path: Path) -> None:
+    """An example argument given as a `jax.ShapeDtypeStruct` of a symbolic shape is a
+    dynamic dimension of every variant: one vmfb takes any length (the manifest names the
+    dimension), and each length gives what the function gives in JAX."""
+    from approxcc.ml.program import load_program
+    from approxcc.ml.runtime import load
+
+    (tmp_path / "model.py").write_text(LIVE_MODEL)
+    built = build_model(tmp_path / "model.py", tmp_path / "out", ["cpu"]).path
+    entry = json.loads(built.read_text())["functions"]["step"]
+    assert entry["inputs"][1] == {"shape": ["live"], "dtype": "int8"}
+    fn = load_program(tmp_path / "model.py").functions["step"]
+    rng = np.random.default_rng(1)
+    x, cache = rng.standard_normal(8).astype(np.float32), rng.standard_normal((40, 8))
+    prog = load(built)
+    for value in (0, 1):
+        prog.configure({"approxcc": "1", "knobs": {"quant": {"value": value}}})
+        for n in (1, 7, 40):
+            live = np.zeros(n, np.int8)
+            exact = np.asarray(fn.afn.fn(fn.weights, x, live, cache.astype(np.float32)))
+            got = prog.step(x, live, cache)
+            np.testing.assert_allclose(got, exact, atol=0.05 if value else 1e-5)
+    with pytest.raises(ValueError, match="input 1 has shape"):
+        prog.step(x, np.zeros((2, 3), np.int8), cache)

@@ -286,10 +286,11 @@ def test_text_tokenizer_without_template_rejects_chat(gemma_tok: TextTokenizer) 
         gemma_tok.apply_chat_template([{"role": "user", "content": "Hi"}])
 
 
-def test_a_decode_step_attends_by_multiply_and_sum_over_the_cache() -> None:
-    """One query reads the cache without a contraction (IREE's data tiling would copy the
-    whole cache into its tiled layout at every layer of every step), with the attention a
-    prompt's contractions give at the same position."""
+def test_a_decode_step_reads_the_cache_up_to_live_positions() -> None:
+    """A decode step given `live` reads the cache's first `live` positions only, with the
+    attention a prompt's contractions give at the same position; exported with `live` a
+    symbolic dimension, its products are over a dynamic length (one build for every
+    length)."""
     import jax
     import jax.numpy as jnp
 
@@ -298,13 +299,20 @@ def test_a_decode_step_attends_by_multiply_and_sum_over_the_cache() -> None:
     rng = np.random.default_rng(0)
     q, k, v = (jnp.asarray(rng.standard_normal((5, h, 16)), jnp.float32) for h in (4, 2, 2))
 
-    def step(q, k, v, cache, pos):
-        return cached_attention(q, k, v, cache, 0, pos, 0.25)
+    def step(q, k, v, cache, pos, live=None):
+        return cached_attention(q, k, v, cache, 0, pos, 0.25, live=live)
 
     prompt, cache = step(q, k, v, init_cache(1, 8, 2, 16), 0)
-    # the cache of the first four positions, then the fifth as a decode step
-    cache = {"k": [cache["k"][0].at[..., 4].set(0)], "v": [cache["v"][0].at[:, 4].set(0)]}
+    # the cache of the first four positions, then the fifth as a decode step; a sixth
+    # position holding garbage is outside `live`, and masked without it
+    cache = {"k": [cache["k"][0].at[..., 4].set(0).at[..., 6].set(1e4)],
+             "v": [cache["v"][0].at[:, 4].set(0).at[:, 6].set(1e4)]}
     args = (q[4:], k[4:], v[4:], cache, jnp.int32(4))
-    one, _ = step(*args)
-    np.testing.assert_allclose(np.asarray(one), np.asarray(prompt[4:]), rtol=1e-5, atol=1e-6)
-    assert "dot_general" not in jax.jit(step).lower(*args).as_text()
+    for live in (None, 5, 6):
+        one, _ = step(*args, live=live)
+        np.testing.assert_allclose(np.asarray(one), np.asarray(prompt[4:]), rtol=1e-5,
+                                   atol=1e-6)
+    n = jax.export.symbolic_shape("live", constraints=("live <= 8", "live >= 1"))
+    exported = jax.export.export(jax.jit(lambda *a, x: step(*a, live=x.shape[0])))(
+        *args, x=jax.ShapeDtypeStruct(n, jnp.int8))
+    assert "tensor<2x16x?xf32>" in exported.mlir_module()

@@ -431,7 +431,9 @@ def _knob_entry(k: Knob, exact: int | None) -> dict[str, Any]:
 
 
 def _sig(a: Any) -> dict[str, Any]:
-    return {"shape": [int(d) for d in a.shape], "dtype": str(a.dtype)}
+    """Shape and dtype; a symbolic dimension is its name (the runtime takes any size)."""
+    return {"shape": [d if isinstance(d, int) else str(d) for d in a.shape],
+            "dtype": str(a.dtype)}
 
 
 def _content_hash(arrays: list[Any]) -> str:

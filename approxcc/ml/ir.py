@@ -37,6 +37,7 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.arith import Arith
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     ArrayAttr,
     Builtin,
     DictionaryAttr,
@@ -116,8 +117,28 @@ def _export(fn: DecoratedFunction, choice: tuple[tuple[str, int | None], ...]) -
     # xDSL parses the generic form of unregistered (StableHLO) ops only.
     with jax_mlir.make_ir_context():
         parsed = jax_ir.Module.parse(exported.mlir_module())
+        parsed.operation.walk(_known_broadcast_dimensions)
         text = parsed.operation.get_asm(print_generic_op_form=True, enable_debug_info=False)
     return ExportedVariant(text, list(variant.stored), list(exported.module_kept_var_idx))
+
+
+def _known_broadcast_dimensions(op: Any) -> Any:
+    """A `stablehlo.dynamic_broadcast_in_dim` of a symbolic dimension (an input exported
+    with one) says which operand dimensions expand: its size-1 ones, not its dynamic ones
+    (jax.export broadcasts a symbolic dimension only to itself). IREE lowers it only then
+    ("failed to legalize operation 'stablehlo.dynamic_broadcast_in_dim'")."""
+    from jax._src.lib.mlir import ir as jax_ir
+
+    op = op.opview if hasattr(op, "opview") else op
+    if op.operation.name == "stablehlo.dynamic_broadcast_in_dim":
+        shape = jax_ir.RankedTensorType(op.operands[0].type).shape
+        dynamic = [i for i, d in enumerate(shape) if jax_ir.ShapedType.is_dynamic_size(d)]
+        if dynamic and "known_nonexpanding_dimensions" not in op.attributes:
+            attrs = op.operation.attributes
+            attrs["known_expanding_dimensions"] = jax_ir.DenseI64ArrayAttr.get(
+                [i for i, d in enumerate(shape) if d == 1])
+            attrs["known_nonexpanding_dimensions"] = jax_ir.DenseI64ArrayAttr.get(dynamic)
+    return jax_ir.WalkResult.ADVANCE
 
 
 def variant_name(fn: DecoratedFunction, choice: Mapping[str, int | None]) -> str:
@@ -238,9 +259,9 @@ _ELEMENT = {"float32": f32, "bfloat16": bf16, "float16": f16, "int32": i32, "int
 
 
 def tensor_type(a: Any) -> TensorType:
-    import numpy as np
-
-    return TensorType(_ELEMENT[str(a.dtype)], list(np.shape(a)))
+    """`a`'s tensor type; a symbolic dimension (an input exported with one) is `?`."""
+    return TensorType(_ELEMENT[str(a.dtype)], [d if isinstance(d, int) else DYNAMIC_INDEX
+                                               for d in a.shape])
 
 
 def knob_params(k: Knob, substitutes: list[SymbolRefAttr]) -> DictionaryAttr:

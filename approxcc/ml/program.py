@@ -71,8 +71,11 @@ def _function(name: str, afn: ApproxFunction, examples: dict[str, Any]) -> Decor
 
 
 def _input_array(name: str, index: int, x: Any, loc: SourceLocation) -> Any:
+    import jax
     import numpy as np
 
+    if isinstance(x, jax.ShapeDtypeStruct):   # a shape with symbolic dimensions, as exported
+        return x
     try:
         a = np.asarray(x)
     except (TypeError, ValueError):

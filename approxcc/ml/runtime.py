@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import bisect
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -311,12 +311,18 @@ def _checked(knob: Mapping[str, Any], setting: KnobSetting) -> KnobSetting:
 def _input(fn: str, i: int, x: Any, sig: Mapping[str, Any]) -> Any:
     """`x` as the build's input `i`: a numpy array, or a device array as it is."""
     if isinstance(x, ireert.DeviceArray):
-        if list(x.shape) != sig["shape"] or str(x.dtype) != sig["dtype"]:
+        if not _fits(x.shape, sig["shape"]) or str(x.dtype) != sig["dtype"]:
             raise ValueError(f"{fn}(): input {i} is a {x.dtype}{list(x.shape)} device array, "
                              f"the build has {sig['dtype']}{sig['shape']}")
         return x
     a = np.asarray(x, dtype=sig["dtype"], order="C")
-    if list(a.shape) != sig["shape"]:
+    if not _fits(a.shape, sig["shape"]):
         raise ValueError(f"{fn}(): input {i} has shape {list(a.shape)}, the build has "
                          f"{sig['shape']}")
     return a
+
+
+def _fits(shape: Sequence[int], built: Sequence[int | str]) -> bool:
+    """`shape` is one the build takes: its dimensions, any size where one is symbolic."""
+    return len(shape) == len(built) and all(
+        isinstance(b, str) or d == b for d, b in zip(shape, built, strict=True))

@@ -41,8 +41,9 @@ from workloads.models.decode import (
 MAX_LEN = 640                   # a 512-token prompt and its answer
 PREFILL_LENS = {"prefill": 128, "prefill_long": 512}
 SHORTLIST = 16384               # frequent tokens a restricted vocabulary keeps
+LIVE_BLOCK = 64                 # a decode step's cache reads, in positions (`live_positions`)
 
-# (token, pos, *cache) -> (logits, *cache); and (tokens, *cache) -> cache
+# (token, pos, live, *cache) -> (logits, *cache); and (tokens, *cache) -> cache
 DecodeStep = Callable[..., tuple[Any, ...]]
 FillStep = Callable[..., tuple[Any, ...]]
 
@@ -59,11 +60,13 @@ class KVDecoder:
         cache = tuple(jnp.asarray(c, self.cache[0].dtype) for c in cache)
         return {"k": list(cache[:n]), "v": list(cache[n:])}
 
-    def decode(self, params: Any, token: jax.Array, pos: jax.Array,
+    def decode(self, params: Any, token: jax.Array, pos: jax.Array, live: jax.Array,
                *cache: jax.Array) -> tuple[jax.Array, ...]:
-        """Logits of the token after `token` at `pos`, and the updated cache."""
+        """Logits of the token after `token` at `pos`, and the updated cache; attention reads
+        the first `len(live)` cache positions (`live_positions`; exported as a symbolic
+        dimension: one build for every length)."""
         _, step = step_functions(self.model.arch, self.model.config)
-        logits, new = step(params, self._split(cache), token, pos)
+        logits, new = step(params, self._split(cache), token, pos, live)
         return (logits, *new["k"], *new["v"])
 
     def fill(self, params: Any, tokens: jax.Array, *cache: jax.Array) -> tuple[jax.Array, ...]:
@@ -73,7 +76,7 @@ class KVDecoder:
         _, new = model.arch.forward(model.config, params, self._split(cache), tokens, 0)
         return (*new["k"], *new["v"])
 
-    def restricted(self, params: Any, token: jax.Array, pos: jax.Array,
+    def restricted(self, params: Any, token: jax.Array, pos: jax.Array, live: jax.Array,
                    *cache: jax.Array) -> tuple[jax.Array, ...]:
         """`decode` over `params` whose "output" head holds some rows only
         (`restrict_params`): the logits of the others are -inf. Each token's logit is
@@ -82,7 +85,7 @@ class KVDecoder:
         limit under the weight-only variants' fusion."""
         rows = params["head_row"]
         logits, *new = self.decode({k: v for k, v in params.items() if k != "head_row"},
-                                   token, pos, *cache)
+                                   token, pos, live, *cache)
         full = jnp.where(rows >= 0, jnp.take(logits, jnp.maximum(rows, 0), axis=-1), -jnp.inf)
         return (full.astype(logits.dtype), *new)
 
@@ -105,8 +108,8 @@ def prefill_name(n: int) -> str:
 
 @dataclass
 class CachedStep:
-    """A decode step `(token, pos, *cache) -> (logits, *cache)` keeping its KV cache from one
-    call to the next, as a `workloads` Runner (what `workloads.models.decode.greedy`
+    """A decode step `(token, pos, live, *cache) -> (logits, *cache)` keeping its KV cache
+    from one call to the next, as a `workloads` Runner (what `workloads.models.decode.greedy`
     decodes with): a prompt goes through it token by token."""
 
     step: DecodeStep
@@ -127,7 +130,8 @@ class CachedStep:
         return logits
 
     def decode(self, token: int, pos: int) -> np.ndarray:
-        logits, *cache = self.step(np.int32(token), np.int32(pos), *self.cache)
+        live = np.zeros(live_positions(pos, self.max_len), np.int8)
+        logits, *cache = self.step(np.int32(token), np.int32(pos), live, *self.cache)
         self.cache = tuple(cache)
         return np.asarray(logits).reshape(-1)
 
@@ -164,9 +168,23 @@ def shortlist(model: DecoderModel) -> np.ndarray:
     return ids
 
 
+def live_positions(pos: int, max_len: int) -> int:
+    """How many cache positions a decode step at `pos` reads: past `pos`, rounded up to
+    LIVE_BLOCK (a few shapes for jax.jit to compile; IREE compiled one for any)."""
+    return min(max_len, (pos // LIVE_BLOCK + 1) * LIVE_BLOCK)
+
+
+def live_input(max_len: int) -> jax.ShapeDtypeStruct:
+    """The example of a decode step's `live` input: int8 of a symbolic length."""
+    n = jax.export.symbolic_shape("live", constraints=(f"live <= {max_len}", "live >= 1"))
+    return jax.ShapeDtypeStruct(n, jnp.int8)
+
+
 def example_args(dec: KVDecoder) -> dict[str, tuple[Any, ...]]:
     """APPROX_EXAMPLE_ARGS of `decode_step` and the prefill steps."""
-    return {"decode_step": (dec.model.params, np.int32(0), np.int32(0), *dec.cache),
+    max_len = dec.cache[-1].shape[1]
+    return {"decode_step": (dec.model.params, np.int32(0), np.int32(0), live_input(max_len),
+                            *dec.cache),
             **{name: (dec.model.params, np.zeros(n, np.int32), *dec.cache)
                for name, n in PREFILL_LENS.items()}}
 

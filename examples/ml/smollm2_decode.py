@@ -27,9 +27,9 @@ DECODER = kv_decoder("smollm2")
 @approx.knob("weights", transform="quantize", values=["none", "int8", "int4-g32", "w8a8",
                                                          "w8a16", "w4a16", "w4a16-mixed"])
 @approx.knob("precision", transform="precision", values=["f32", "bf16", "f16"])
-def decode_step(params: Any, token: jax.Array, pos: jax.Array,
+def decode_step(params: Any, token: jax.Array, pos: jax.Array, live: jax.Array,
                 *cache: jax.Array) -> tuple[jax.Array, ...]:
-    return DECODER.decode(params, token, pos, *cache)
+    return DECODER.decode(params, token, pos, live, *cache)
 
 
 @approx.knob("prefill_weights", transform="quantize", values=["none", "w8a8"])

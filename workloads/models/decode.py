@@ -123,9 +123,12 @@ def step_functions(arch: ModuleType, config: Any) -> tuple[StepFn, StepFn]:
         return arch.logits(config, params, last)[0], cache
 
     def decode_step(
-        params: Params, cache: Cache, token: jax.Array, pos: jax.Array
+        params: Params, cache: Cache, token: jax.Array, pos: jax.Array,
+        live: jax.Array | None = None,
     ) -> tuple[jax.Array, Cache]:
-        hidden, cache = arch.forward(config, params, cache, token.reshape(1), pos)
+        # `live`: an array whose length is how many cache positions to read (past `pos`)
+        hidden, cache = arch.forward(config, params, cache, token.reshape(1), pos,
+                                     None if live is None else live.shape[0])
         return arch.logits(config, params, hidden)[0], cache
 
     return prefill, decode_step

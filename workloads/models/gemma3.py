@@ -22,6 +22,7 @@ Gemma's ``1 + w``. No logit soft-capping unless ``gemma3.final_logit_softcapping
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -75,9 +76,11 @@ def config_from_gguf(g: GGUFFile) -> Gemma3Config:
 
 
 def forward(
-    cfg: Gemma3Config, params: Params, cache: Cache, tokens: jax.Array, pos: jax.Array | int
+    cfg: Gemma3Config, params: Params, cache: Cache, tokens: jax.Array, pos: jax.Array | int,
+    live: Any = None,
 ) -> tuple[jax.Array, Cache]:
-    """Hidden states (S, d) after the final norm for ``tokens`` (S,) at ``pos..pos+S-1``."""
+    """Hidden states (S, d) after the final norm for ``tokens`` (S,) at ``pos..pos+S-1``
+    (``live``: the cache positions a decode step reads, ``cached_attention``)."""
     positions = pos + jnp.arange(tokens.shape[0], dtype=jnp.int32)
     x = embed_rows(params["embed"], tokens) * cfg.embed_scale
     scale = 1.0 / float(np.sqrt(cfg.head_dim))
@@ -89,7 +92,8 @@ def forward(
         v = linear(h, layer["wv"]).reshape(-1, cfg.n_kv_heads, cfg.head_dim)
         q = rope(rms_norm(q, layer["q_norm"], eps), positions, cfg.layer_rope_bases[i], False)
         k = rope(rms_norm(k, layer["k_norm"], eps), positions, cfg.layer_rope_bases[i], False)
-        attn, cache = cached_attention(q, k, v, cache, i, pos, scale, cfg.layer_windows[i])
+        attn, cache = cached_attention(q, k, v, cache, i, pos, scale, cfg.layer_windows[i],
+                                       live)
         x = x + rms_norm(linear(attn, layer["wo"]), layer["post_attn_norm"], eps)
         h = rms_norm(x, layer["ffn_norm"], eps)
         gate = jax.nn.gelu(linear(h, layer["w_gate"]), approximate=True)

@@ -15,6 +15,7 @@ order, so dropping entries (with ``cfg.n_layers`` updated) skips layers.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -46,9 +47,11 @@ def config_from_gguf(g: GGUFFile) -> LlamaConfig:
 
 
 def forward(
-    cfg: LlamaConfig, params: Params, cache: Cache, tokens: jax.Array, pos: jax.Array | int
+    cfg: LlamaConfig, params: Params, cache: Cache, tokens: jax.Array, pos: jax.Array | int,
+    live: Any = None,
 ) -> tuple[jax.Array, Cache]:
-    """Hidden states (S, d) after the final norm for ``tokens`` (S,) at ``pos..pos+S-1``."""
+    """Hidden states (S, d) after the final norm for ``tokens`` (S,) at ``pos..pos+S-1``
+    (``live``: the cache positions a decode step reads, ``cached_attention``)."""
     positions = pos + jnp.arange(tokens.shape[0], dtype=jnp.int32)
     x = embed_rows(params["embed"], tokens)
     scale = 1.0 / float(np.sqrt(cfg.head_dim))
@@ -59,7 +62,7 @@ def forward(
         v = linear(h, layer["wv"]).reshape(-1, cfg.n_kv_heads, cfg.head_dim)
         q = rope(q, positions, cfg.rope_base, interleaved=True)
         k = rope(k, positions, cfg.rope_base, interleaved=True)
-        attn, cache = cached_attention(q, k, v, cache, i, pos, scale)
+        attn, cache = cached_attention(q, k, v, cache, i, pos, scale, live=live)
         x = x + linear(attn, layer["wo"])
         h = rms_norm(x, layer["ffn_norm"], cfg.norm_eps)
         gated = jax.nn.silu(linear(h, layer["w_gate"])) * linear(h, layer["w_up"])

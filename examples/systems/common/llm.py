@@ -65,7 +65,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, {examples!r})
-from kv_decoder import kv_decoder  # noqa: E402
+from kv_decoder import kv_decoder, live_input  # noqa: E402
 
 from approxcc import approx  # noqa: E402
 
@@ -77,14 +77,14 @@ CORPUS_HEAD = DECODER.restrict_params(np.load({shortlist!r}))
              variants=[approx.model(DECODER.restricted, CORPUS_HEAD)])
 @approx.knob("llm_quant", transform="quantize", values=["none", "w8a8", "w8a16"])
 @approx.knob("llm_precision", transform="precision", values=["f32", "bf16"])
-def decode_step(params, token, pos, *cache):
-    return DECODER.decode(params, token, pos, *cache)
+def decode_step(params, token, pos, live, *cache):
+    return DECODER.decode(params, token, pos, live, *cache)
 
 
 {prefills}
 
 APPROX_EXAMPLE_ARGS = {{"decode_step": (DECODER.model.params, np.int32(0), np.int32(0),
-                                        *DECODER.cache),
+                                        live_input({max_len}), *DECODER.cache),
                        **{{f"prefill_{{n}}": (DECODER.model.params, np.zeros(n, np.int32),
                                             *DECODER.cache) for n in {buckets}}}}}
 '''
