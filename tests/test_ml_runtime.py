@@ -197,7 +197,7 @@ def test_an_input_of_symbolic_length_builds_once_for_every_length(tmp_path: Path
     (tmp_path / "model.py").write_text(LIVE_MODEL)
     built = build_model(tmp_path / "model.py", tmp_path / "out", ["cpu"]).path
     entry = json.loads(built.read_text())["functions"]["step"]
-    assert entry["inputs"][1] == {"shape": ["live"], "dtype": "int8"}
+    assert entry["inputs"][1] == {"shape": ["live"], "dtype": "int8", "bounds": {"live": [1, 40]}}
     fn = load_program(tmp_path / "model.py").functions["step"]
     rng = np.random.default_rng(1)
     x, cache = rng.standard_normal(8).astype(np.float32), rng.standard_normal((40, 8))
@@ -209,5 +209,6 @@ def test_an_input_of_symbolic_length_builds_once_for_every_length(tmp_path: Path
             exact = np.asarray(fn.afn.fn(fn.weights, x, live, cache.astype(np.float32)))
             got = prog.step(x, live, cache)
             np.testing.assert_allclose(got, exact, atol=0.05 if value else 1e-5)
-    with pytest.raises(ValueError, match="input 1 has shape"):
-        prog.step(x, np.zeros((2, 3), np.int8), cache)
+    for wrong in (np.zeros((2, 3), np.int8), np.zeros(41, np.int8)):
+        with pytest.raises(ValueError, match=r"input 1 has shape .* \(1 <= live <= 40\)"):
+            prog.step(x, wrong, cache)

@@ -431,9 +431,34 @@ def _knob_entry(k: Knob, exact: int | None) -> dict[str, Any]:
 
 
 def _sig(a: Any) -> dict[str, Any]:
-    """Shape and dtype; a symbolic dimension is its name (the runtime takes any size)."""
-    return {"shape": [d if isinstance(d, int) else str(d) for d in a.shape],
-            "dtype": str(a.dtype)}
+    """Shape and dtype; a symbolic dimension is its name, with the sizes its constraints
+    allow under `bounds` (the runtime checks them: IREE drops jax's shape assertions)."""
+    sig = {"shape": [d if isinstance(d, int) else str(d) for d in a.shape],
+           "dtype": str(a.dtype)}
+    symbolic = {str(d): _bounds(d) for d in a.shape if not isinstance(d, int)}
+    return {**sig, "bounds": symbolic} if symbolic else sig
+
+
+def _bounds(d: Any, most: int = 2**31 - 1) -> list[int | None]:
+    """[least, most] sizes of the symbolic dimension `d` (most None: unbounded), found by
+    the comparisons jax can decide."""
+    from jax.errors import InconclusiveDimensionOperation
+
+    def holds(test: Any) -> bool:
+        try:
+            return bool(test())
+        except InconclusiveDimensionOperation:
+            return False
+
+    def search(lo: int, hi: int, ok: Any) -> int:   # the first of lo..hi where ok holds
+        while lo < hi:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if ok(mid) else (mid + 1, hi)
+        return lo
+
+    least = search(1, most, lambda m: not holds(lambda: d >= m + 1))
+    bounded = holds(lambda: d <= most)
+    return [least, search(least, most, lambda m: holds(lambda: d <= m)) if bounded else None]
 
 
 def _content_hash(arrays: list[Any]) -> str:

@@ -311,18 +311,34 @@ def _checked(knob: Mapping[str, Any], setting: KnobSetting) -> KnobSetting:
 def _input(fn: str, i: int, x: Any, sig: Mapping[str, Any]) -> Any:
     """`x` as the build's input `i`: a numpy array, or a device array as it is."""
     if isinstance(x, ireert.DeviceArray):
-        if not _fits(x.shape, sig["shape"]) or str(x.dtype) != sig["dtype"]:
+        if not _fits(x.shape, sig) or str(x.dtype) != sig["dtype"]:
             raise ValueError(f"{fn}(): input {i} is a {x.dtype}{list(x.shape)} device array, "
-                             f"the build has {sig['dtype']}{sig['shape']}")
+                             f"the build has {sig['dtype']}{_shape(sig)}")
         return x
     a = np.asarray(x, dtype=sig["dtype"], order="C")
-    if not _fits(a.shape, sig["shape"]):
+    if not _fits(a.shape, sig):
         raise ValueError(f"{fn}(): input {i} has shape {list(a.shape)}, the build has "
-                         f"{sig['shape']}")
+                         f"{_shape(sig)}")
     return a
 
 
-def _fits(shape: Sequence[int], built: Sequence[int | str]) -> bool:
-    """`shape` is one the build takes: its dimensions, any size where one is symbolic."""
-    return len(shape) == len(built) and all(
-        isinstance(b, str) or d == b for d, b in zip(shape, built, strict=True))
+def _shape(sig: Mapping[str, Any]) -> str:
+    """The build's shape of an input, its symbolic dimensions' bounds after it."""
+    bounds = [f"{lo} <= {name}" + (f" <= {hi}" if hi is not None else "")
+              for name, (lo, hi) in sig.get("bounds", {}).items()]
+    return str(sig["shape"]) + (f" ({', '.join(bounds)})" if bounds else "")
+
+
+def _fits(shape: Sequence[int], sig: Mapping[str, Any]) -> bool:
+    """`shape` is one the build takes: its dimensions, where one is symbolic a size within
+    its bounds."""
+    bounds = sig.get("bounds", {})
+
+    def fits(d: int, b: int | str) -> bool:
+        if isinstance(b, int):
+            return d == b
+        least, most = bounds.get(b, (1, None))
+        return least <= d and (most is None or d <= most)
+
+    built = sig["shape"]
+    return len(shape) == len(built) and all(map(fits, shape, built))

@@ -30,8 +30,8 @@ SHORT_HEAD = DECODER.restrict_params(shortlist(DECODER.model))
 
 @approx.knob("vocab", transform="func_substitute",
              variants=[approx.model(DECODER.restricted, SHORT_HEAD)])
-@approx.knob("weights", transform="quantize", values=["none", "int8", "int4-g32", "w8a8",
-                                                         "w8a16", "w4a16", "w4a16-mixed"])
+@approx.knob("weights", transform="quantize", values=["none", "w8a8", "w8a16", "w4a16",
+                                                         "w4a16-mixed"])
 @approx.knob("precision", transform="precision", values=["f32", "bf16"])
 def decode_step(params: Any, token: jax.Array, pos: jax.Array, live: jax.Array,
                 *cache: jax.Array) -> tuple[jax.Array, ...]:
