@@ -10,8 +10,8 @@ whose length is how many cache positions its attention reads (`live_positions`: 
 position, a multiple of LIVE_BLOCK). A prompt goes through a prefill step (matrix-matrix:
 every token but the last, padded to the step's length, written into the cache; no logits)
 and then one `decode_step` for its last token (`Steps`: the steps as a workloads Runner;
-`CachedStep`: a decode step alone). Two prefill steps, one a prompt length (`PREFILL_LENS`: `prefill` for 128
-tokens, `prefill_long` for 512), each compiled for its fixed shape; a prompt takes the
+`CachedStep`: a decode step alone). Two prefill steps, one a prompt length (`PREFILL_LENS`:
+`prefill` for 128 tokens, `prefill_long` for 512), each compiled for its fixed shape; a prompt takes the
 shortest that holds it. Positions past the prompt hold padding until a later step
 overwrites them, before any query can see them.
 
