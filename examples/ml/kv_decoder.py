@@ -11,9 +11,9 @@ position, a multiple of LIVE_BLOCK). A prompt goes through a prefill step (matri
 every token but the last, padded to the step's length, written into the cache; no logits)
 and then one `decode_step` for its last token (`Steps`: the steps as a workloads Runner;
 `CachedStep`: a decode step alone). Two prefill steps, one a prompt length (`PREFILL_LENS`:
-`prefill` for 128 tokens, `prefill_long` for 512), each compiled for its fixed shape; a prompt takes the
-shortest that holds it. Positions past the prompt hold padding until a later step
-overwrites them, before any query can see them.
+`prefill` for 128 tokens, `prefill_long` for 512), each compiled for its fixed shape; a prompt
+takes the shortest that holds it. Positions past the prompt hold padding until a later
+step overwrites them, before any query can see them.
 
 `shortlist(model)`: the tokens a restricted output vocabulary keeps (the frequent tokens of
 Wikipedia summaries); `restricted(decoder, ids)`: a decode step over that head, its logits
