@@ -8,8 +8,8 @@ dispatch (mean per call), grouped by what it does: the output head (the rows of 
 vocabulary), the layers' matrix products, attention, norms and the rest.
 
 Usage: ``python bench/ml_profile.py [--model gemma3] [--fn decode_step|prefill|prefill_long]
-[--set weights=int8 ...] [--calls 5]`` (``--set KNOB=LABEL``: that value of one of the
-function's knobs, the others exact).
+[--set weights=int8 ...] [--calls 5] [--position 100]`` (``--set KNOB=LABEL``: that value of
+one of the function's knobs, the others exact).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from approxcc.ml.build import PARAMETER_SCOPE
 
 PRODUCTS = re.compile(r"matvec|vecmat|matmul|mmt4d|batch_matmul|contract")
 VOCAB = {"gemma3": 262144, "smollm2": 49152}
-POSITION = 100   # a decode step's position: where bench/ml_decode.py's decode steps are
+POSITION = 100   # a decode step's default position: where bench/ml_decode.py's steps are
 
 
 def head(vocab: int) -> re.Pattern[str]:
@@ -126,6 +126,8 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], metavar="KNOB=LABEL")
     parser.add_argument("--calls", type=int, default=5)
     parser.add_argument("--top", type=int, default=12)
+    parser.add_argument("--position", type=int, default=POSITION,
+                        help="a decode step's position (its attention reads the cache up to it)")
     parser.add_argument("--build-root", type=Path, default=ROOT / "build" / "bench_ml")
     args = parser.parse_args()
     manifest = build(args.model, args.build_root / args.model)
@@ -134,9 +136,9 @@ def main() -> None:
     if "cpu" not in variant["vmfb"]:
         raise SystemExit(f"variant {variant['name']} has no CPU vmfb of its own (a dispatch "
                          "runs it)")
-    inputs = [zeros(sig, live_positions(POSITION, MAX_LEN)) for sig in fn["inputs"]]
+    inputs = [zeros(sig, live_positions(args.position, MAX_LEN)) for sig in fn["inputs"]]
     if args.fn == "decode_step":
-        inputs[0], inputs[1] = np.asarray(1, np.int32), np.asarray(POSITION, np.int32)
+        inputs[0], inputs[1] = np.asarray(1, np.int32), np.asarray(args.position, np.int32)
     else:
         inputs[0] = np.arange(1, 1 + inputs[0].size, dtype=np.int32)
     with tempfile.TemporaryDirectory() as tmp:
