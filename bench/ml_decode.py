@@ -17,9 +17,10 @@ unchanged; a rebuild recompiles only what changed), and its variants are measure
   embedding table it only gathers one row from — over the bandwidth of one numpy pass on
   every core, measured in the same run) and the share of it reached; IREE's decode can
   read faster than numpy does, so a share above 100% says the probe was slow;
-- next-token NLL (nats/token) of a fixed text, teacher-forced through each decode step (with
-  a restricted vocabulary over the targets inside it, whose share is printed), and agreement
-  with the exact build's greedy answers on a few prompts (the same first 8 tokens);
+- next-token NLL (nats/token) of 512 tokens of Wikipedia summaries, teacher-forced through
+  each decode step (with a restricted vocabulary over the targets inside it, whose share is
+  printed), and agreement with the exact build's greedy answers on a few prompts (the same
+  first 8 tokens);
 - prefill, tokens/s for a 128- and a 512-token prompt (`prefill` and `prefill_long`: the
   prompt but its last token into the cache, then a decode step of the last), exact and
   each other value of the prefill knob against `jax.jit`, interleaved; GFLOP/s (2 x tokens
@@ -64,13 +65,12 @@ sys.path.insert(0, str(EXAMPLES))   # the examples and their kv_decoder
 from kv_decoder import MAX_LEN, PREFILL_LENS, CachedStep, Steps  # noqa: E402
 from kv_decoder import build as build_example  # noqa: E402
 
-TEXT = (
-    "The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, France. "
-    "It is named after the engineer Gustave Eiffel, whose company designed and built the "
-    "tower from 1887 to 1889. Locally nicknamed 'La dame de fer', it was constructed as the "
-    "centerpiece of the 1889 World's Fair, and to crown the centennial anniversary of the "
-    "French Revolution."
-)
+# Teacher-forced NLL over this many tokens of Wikipedia summaries (`nll_ids`). W8A8's
+# per-token losses move with a change of 1e-6 in its inputs (an activation code rounding the
+# other way, then every later one): SmolLM2's W8A8 read 2.116-2.184 nats over a 92-token
+# text as norm weights were scaled by 1 +- 1e-6, so a short text's mean says nothing of
+# the variant.
+NLL_TOKENS = 512
 PROMPTS = {
     "smollm2": ["What is the capital of France?", "Name three primary colors.",
                 "What is 2 + 3?", "Who wrote Romeo and Juliet?"],
@@ -206,6 +206,12 @@ def prefill_flops(params: Any, tokens: int) -> float:
     return 2.0 * (tokens * layer + head)
 
 
+def nll_ids(model: DecoderModel) -> list[int]:
+    """NLL_TOKENS token ids of Wikipedia summaries (others than `long_prompt`'s)."""
+    text = "\n".join(a.extract for a in wiki.load_summaries()[200:300])
+    return model.tokenizer.encode(text)[:NLL_TOKENS]
+
+
 def long_prompt(model: DecoderModel, n: int) -> list[int]:
     """`n` token ids of Wikipedia summaries (the RAG systems' passages)."""
     text = "\n".join(a.extract for a in wiki.load_summaries()[:200])
@@ -293,7 +299,7 @@ def bench_model(name: str, args: argparse.Namespace, bandwidth: float,
               if label in SYNC_VARIANTS}
     steps[JAX] = CachedStep(lambda *a: jit_step(params, *a), jax.device_put(dec.cache))
     sizes = bytes_read(manifest, model.config.vocab_size)
-    text_ids = model.tokenizer.encode(TEXT)
+    text_ids = nll_ids(model)
     exact: dict[str, list[int]] = {}
     for label, step in steps.items():
         row = rows[label] = Row(name, label)
@@ -370,7 +376,7 @@ def llama_cpp_row(model: DecoderModel, path: Path, tokens: int, repeats: int,
                               verbose=False)
     finally:   # one model's patch must not wrap the next one's
         llama_cpp.llama_cpp.llama_model_default_params = defaults
-    ids = model.tokenizer.encode(TEXT)
+    ids = nll_ids(model)
     llm.reset()
     llm.eval(ids)
     logits = np.asarray(llm.scores[:len(ids) - 1], np.float64)
