@@ -206,16 +206,16 @@ def prefill_flops(params: Any, tokens: int) -> float:
     return 2.0 * (tokens * layer + head)
 
 
-def nll_ids(model: DecoderModel) -> list[int]:
-    """NLL_TOKENS token ids of Wikipedia summaries (others than `long_prompt`'s)."""
-    text = "\n".join(a.extract for a in wiki.load_summaries()[200:300])
-    return model.tokenizer.encode(text)[:NLL_TOKENS]
-
-
-def long_prompt(model: DecoderModel, n: int) -> list[int]:
-    """`n` token ids of Wikipedia summaries (the RAG systems' passages)."""
-    text = "\n".join(a.extract for a in wiki.load_summaries()[:200])
+def long_prompt(model: DecoderModel, n: int, first: int = 0) -> list[int]:
+    """`n` token ids of Wikipedia summaries (the RAG systems' passages), from the `first`-th
+    on."""
+    text = "\n".join(a.extract for a in wiki.load_summaries()[first:first + 200])
     return model.tokenizer.encode(text)[:n]
+
+
+def nll_ids(model: DecoderModel) -> list[int]:
+    """The NLL's tokens: summaries past the prompts' (`long_prompt` reads at most 200)."""
+    return long_prompt(model, NLL_TOKENS, first=200)
 
 
 def interleaved_prefill(runs: dict[str, Callable[[list[int]], Any]], ids: list[int],
