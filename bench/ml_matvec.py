@@ -85,7 +85,7 @@ def dump_variant(manifest: Path, label: str, out: Path) -> str:
     choice = {k["name"]: k["exact"] for k in fn["knobs"]} | knob_values(fn["knobs"])[label]
     variant = next(v for v in fn["variants"] if v["choice"] == choice)
     out.mkdir(parents=True, exist_ok=True)
-    flags = target_flags("cpu", variant["widens"], variant["matrix"])
+    flags = target_flags("cpu", variant["widens"], variant["rows"])
     subprocess.run([iree_compile(), str(manifest.parent / variant["mlir"]),
                     "--iree-input-type=stablehlo", *flags,
                     f"--iree-hal-dump-executable-sources-to={out}",

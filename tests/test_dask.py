@@ -58,8 +58,10 @@ class Cluster:
     def wait_for_workers(self, n: int) -> None:
         from distributed import Client
 
-        with Client(self.address, timeout=30) as client:
-            client.wait_for_workers(n, timeout=60)
+        # a worker process imports distributed and approxcc: under a loaded `make test` one
+        # took over 60 s to join (the wait ends as soon as they have)
+        with Client(self.address, timeout=60) as client:
+            client.wait_for_workers(n, timeout=240)
 
     def kill_all(self) -> None:
         for proc in self.procs:

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from approxcc.ml.build import build_model
+from approxcc.ml.iree import MATRIX_ROWS
 
 # A toy cache step: the "cache" row `pos` gets x @ w, the output reads the whole cache;
 # `fill` writes rows 0..31 at once (a prompt's prefill: a 32-row matmul).
@@ -84,8 +85,8 @@ def test_a_prefill_fills_the_cache_the_decode_step_reads(built: Path) -> None:
 
     functions = json.loads(built.read_text())["functions"]
     # the prefill's 32-row matmul is compiled as matrix-matrix, the step's matvec is not
-    assert functions["fill"]["variants"][0]["matrix"]
-    assert not functions["step"]["variants"][0]["matrix"]
+    assert functions["fill"]["variants"][0]["rows"] == 32
+    assert functions["step"]["variants"][0]["rows"] == 1
     rng = np.random.default_rng(0)
     w, b = rng.standard_normal((8, 8)), rng.standard_normal(8)
     xs, x = rng.standard_normal((32, 8)).astype(np.float32), np.full(8, 2, np.float32)
@@ -140,7 +141,7 @@ def test_w4a16_reads_rotated_unsigned_int4_codes_through_iree(tmp_path: Path) ->
     variants = json.loads(built.read_text())["functions"]["step"]["variants"]
     assert [a["dtype"] for a in variants[1]["weight_args"]].count("uint4") == 2
     assert [a["dtype"] for a in variants[2]["weight_args"]].count("uint4") == 1
-    assert not any(v["matrix"] for v in variants)
+    assert all(v["rows"] < MATRIX_ROWS for v in variants)   # matrix-vector flags
     fn = load_program(tmp_path / "model.py").functions["step"]
     x, token = np.random.default_rng(4).standard_normal((1, 2048)).astype(np.float32), 3
     exact = fn.afn.fn(fn.weights, x, np.int32(token))

@@ -65,7 +65,6 @@ from approxcc.ml.ir import (
     variant_name,
 )
 from approxcc.ml.iree import (
-    MATRIX_ROWS,
     TARGET_FLAGS,
     IreeFailure,
     compile_stablehlo,
@@ -143,12 +142,12 @@ class _Compiles:
 
     def submit(self, item: dict[str, Any], name: str, target: str) -> None:
         """Compiles `item["mlir"]` for `target` with the flags of its matmuls (`widens`,
-        `matrix`), recording the vmfb in `item["vmfb"]`. A vmfb the build folder already
+        `rows`), recording the vmfb in `item["vmfb"]`. A vmfb the build folder already
         has (same module, flags and compiler) is kept: a rebuild compiles what changed."""
         if "weights" not in item:   # saved once a vmfb will read them
             item["weights"] = _save_weights(self.out, self.stored[item["id"]])
         mlir = self.out / item["mlir"]
-        flags = target_flags(target, item["widens"], item["matrix"])
+        flags = target_flags(target, item["widens"], item["rows"])
         key = "\0".join([mlir.read_text(), *flags, _compiler_version(self.compiler)])
         vmfb = f"{target}/{name}-{hashlib.sha1(key.encode()).hexdigest()[:12]}.vmfb"
         if (target, vmfb) not in self.pending:
@@ -188,7 +187,7 @@ def _function_entry(fn: DecoratedFunction, module: ModuleOp, out: Path, targets:
         compiles.stored[item_id] = stored
         return {"id": item_id, "weight_args": [_sig(a) for a in stored],
                 "mlir": str(mlir.relative_to(out)), "widens": widens,
-                "matrix": _matrix_rows(alone) >= MATRIX_ROWS, "vmfb": {}}
+                "rows": _matrix_rows(alone), "vmfb": {}}
 
     variants, by_name, weights_of = [], {}, {}
     for i, variant_fn in enumerate(variants_of(module, fn.name)):

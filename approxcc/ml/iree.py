@@ -39,32 +39,36 @@ TARGET_FLAGS = {
 #   the matvec (FUSION_FLAGS), not hoisted (it would store a widened copy: no bytes saved);
 #   data tiling would dequantize into a float copy on every call (8x slower);
 # - "matrix": matrix-matrix products (a prompt's prefill; `MATRIX_ROWS`): data tiling on
-#   IREE's default path, which compiles these (the workloads' prefill), with workgroups of up
-#   to 1 MiB of operands: by default a data-tiled matmul's workgroup is 2 x 3 tiles of 8 x 8
-#   outputs (a 512-token prompt's MLP matmul in 2048 workgroups, each reading its whole K
-#   panels: about twice the CPU seconds of 1-4 MiB; docs/ml-performance.md). No
+#   IREE's default path, which compiles these (the workloads' prefill). Under `LONG_ROWS`
+#   rows, workgroups of up to 1 MiB of operands (`SHORT_MATRIX_FLAGS`): by default a
+#   data-tiled matmul's workgroup is 2 x 3 tiles of 8 x 8 outputs (a 128-token prompt's
+#   SmolLM2 step 5% slower than with 1 MiB); from `LONG_ROWS` on IREE's default ones (there
+#   they were faster: SmolLM2's 512-token step 388 against 420 ms, Gemma's 2%). No
 #   FUSION_FLAGS: with them a norm's reduction over a 64-row tile exceeds llvm-cpu's stack
 #   limit. Widened codes are not hoisted (the bytes stay saved); their dequantization is
 #   spread over the rows.
 CPU_MATMUL_FLAGS = {
     "tiled": ("--iree-global-opt-data-tiling", "--iree-llvmcpu-enable-ukernels=all"),
     "fused": (*FUSION_FLAGS, "--iree-opt-const-expr-hoisting=false"),
-    "matrix": ("--iree-opt-data-tiling", "--iree-llvmcpu-enable-ukernels=all",
-               "--iree-llvmcpu-matmul-tile-bytes=1048576"),
+    "matrix": ("--iree-opt-data-tiling", "--iree-llvmcpu-enable-ukernels=all"),
 }
+SHORT_MATRIX_FLAGS = ("--iree-llvmcpu-matmul-tile-bytes=1048576",)
 # A module is "matrix" when one of its plain (unbatched) matmuls has this many rows: a
 # decode step's have one, a prefill's one per prompt token (padded to 32 or more).
 MATRIX_ROWS = 32
+LONG_ROWS = 512
 
 
-def target_flags(target: str, widens_weights: bool, matrix: bool = False) -> list[str]:
+def target_flags(target: str, widens_weights: bool, rows: int = 1) -> list[str]:
     """`iree-compile` flags of a variant for `target`; `widens_weights`: its matmuls widen
-    integer weight codes (weight-only quantization); `matrix`: they are matrix-matrix."""
+    integer weight codes (weight-only quantization); `rows`: the most rows of its plain
+    matmuls (1 for matrix-vector products)."""
     if target != "cpu":
         return list(TARGET_FLAGS[target])
-    if matrix:
+    if rows >= MATRIX_ROWS:
         hoisting = ("--iree-opt-const-expr-hoisting=false",) if widens_weights else ()
-        return [*TARGET_FLAGS[target], *CPU_MATMUL_FLAGS["matrix"], *hoisting]
+        tiles = SHORT_MATRIX_FLAGS if rows < LONG_ROWS else ()
+        return [*TARGET_FLAGS[target], *CPU_MATMUL_FLAGS["matrix"], *tiles, *hoisting]
     return [*TARGET_FLAGS[target], *CPU_MATMUL_FLAGS["fused" if widens_weights else "tiled"]]
 
 
