@@ -16,10 +16,10 @@ For each system (default: every examples/systems/*/system.toml except tiny's):
    question by question (`CompoundSystem.run_round`), `--confirm-repeats` times on the tune
    questions, then the picks the same way on the eval questions: those are the figures;
 3. the Fig. 6 table (budget x static/dynamic: speedup and loss on tune and eval, eval loss
-   within the budget?), `<out>/<system>/<mode>/pareto.png` (the tuner's plot, tuning time in
-   the title), `--json`, and per budget the pick to ship (dynamic unless the static one is
-   faster on the *tuning* questions: eval never chooses) as
-   examples/systems/<system>/configs/budget-{3,6,9}.json.
+   within the budget?, minutes per mode and for the whole system),
+   `<out>/<system>/<mode>/pareto.png` (the tuner's plot, tuning time in the title), `--json`,
+   and per budget the pick to ship (dynamic unless the static one is faster on the *tuning*
+   questions: eval never chooses) as examples/systems/<system>/configs/budget-{3,6,9}.json.
 
 `--llm` measures the LLM variants instead, side by side on the exact prompts of rag_bm25's
 first `--tune-questions` (interleaved, `--repeats` rounds, medians): seconds per answer
@@ -217,14 +217,15 @@ def _x(value: float | None) -> str:
 def fig6(results: list[dict[str, Any]]) -> Table:
     t = Table(title="Fig. 6: speedup within the QoS budget, static vs dynamic")
     for col in ("system", "budget", "mode", "× tune", "× eval", "loss tune", "loss eval",
-                "eval loss ≤ budget", "tuned (min)"):
+                "eval loss ≤ budget", "tuned (min)", "system (min)"):
         t.add_column(col, justify="right")
     for res in results:
         for p in sorted(res["picks"], key=lambda p: (p["budget"], p["mode"])):
             t.add_row(res["system"], f"{p['budget']:.0%}", p["mode"],
                       _x(p["speedup_tune"]), _x(p["speedup_eval"]), f"{p['loss_tune']:.1%}",
                       f"{p['loss_eval']:.1%}", "yes" if p["eval_within_budget"] else
-                      "[bold red]NO[/]", f"{p['tuning_minutes']:.1f}")
+                      "[bold red]NO[/]", f"{p['tuning_minutes']:.1f}",
+                      f"{res['total_minutes']:.1f}")
     return t
 
 
@@ -326,7 +327,8 @@ def bench_system(where: Path, args: argparse.Namespace) -> dict[str, Any]:
     if args.configs:
         ship(system, picks, args.budgets, (tune_n, eval_n))
     return {"system": system.name, "tune_questions": tune_n, "eval_questions": eval_n,
-            "minutes_per_mode": args.minutes, "profile": prof, "picks": picks}
+            "minutes_per_mode": args.minutes, "profile": prof, "picks": picks,
+            "total_minutes": (time.perf_counter() - began) / 60}
 
 
 def main() -> None:
