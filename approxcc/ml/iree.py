@@ -59,7 +59,7 @@ MATRIX_ROWS = 32
 LONG_ROWS = 512
 
 
-def target_flags(target: str, widens_weights: bool, rows: int = 1) -> list[str]:
+def target_flags(target: str, widens_weights: bool, rows: int) -> list[str]:
     """`iree-compile` flags of a variant for `target`; `widens_weights`: its matmuls widen
     integer weight codes (weight-only quantization); `rows`: the most rows of its plain
     matmuls (1 for matrix-vector products)."""
