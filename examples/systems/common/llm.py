@@ -30,6 +30,13 @@ cache (the same layout in both runtimes):
            system's space combines with it);
   tokens   the answer's length in tokens at most.
 
+Every variant reads extractively when given passages (`Variant.copy_from`): each answer token
+is the likeliest of the passages' own tokens (and the end of the line), so the answer is
+written in the passages' words. On the first 100 tune questions this lifts the exact
+accuracy from 63% to 68% (rag_bm25) and from 59% to 64% (rag_kb): free generation
+paraphrases or contradicts the passage ("Film producer" for *filmmaker*, "German" for a
+Dutch physicist the passage calls Dutch).
+
 The decode and prefill steps of each model are a user program (`DECODE_PROGRAM`, written under
 ~/.cache/approxcc/systems with the shortlist it restricts to) built by approxcc once: a fresh
 build exports and compiles its variants in ten minutes or so; later runs (and tuning) load
@@ -107,6 +114,7 @@ class Variant:
     vocab: int = 0
     tokens: int = ANSWER_TOKENS
     prefill: int = 0
+    copy_from: tuple[str, ...] = ()     # the passages an answer's tokens come from (if any)
 
 
 class Llm:
@@ -227,6 +235,17 @@ class Llm:
     def tokenizer(self, model: int) -> Any:
         return self.base(model).tokenizer
 
+    def answer_tokens(self, model: int, texts: tuple[str, ...]) -> np.ndarray | None:
+        """The tokens an answer copied from `texts` may use (as the prompt spells them,
+        after a space), the line's end and the stop tokens; None: any token."""
+        if not texts:
+            return None
+        tok = self.tokenizer(model)
+        words = tok.tokenizer.encode_batch([f" {t}" for t in texts], add_special_tokens=False)
+        ends = tok.tokenizer.encode("\n", add_special_tokens=False).ids
+        ids = [np.asarray(e.ids, np.int64) for e in words]
+        return np.unique(np.concatenate([*ids, np.asarray([*ends, *tok.stop_ids], np.int64)]))
+
     def generate(self, prompt: str, v: Variant) -> tuple[str, dict[str, float]]:
         """Greedy answer to the end of its first line, and the seconds of prefill and
         decode."""
@@ -234,6 +253,7 @@ class Llm:
 
         tok = self.tokenizer(v.model)
         ids = prompt_ids(self.base(v.model), prompt, chat=False)
+        allowed = self.answer_tokens(v.model, v.copy_from)
         exact, decoder = self.prefill_runner(v.model, v.layers), self.decode_runner(v)
         built = self.built_prefill(v.model, v.prefill) if v.prefill and not v.layers \
             and len(ids) - 1 <= PREFILL_BUCKETS[-1] else None
@@ -261,7 +281,8 @@ class Llm:
         t1 = time.perf_counter()
         out: list[int] = []
         for pos in range(len(ids), len(ids) + v.tokens):
-            token = int(np.argmax(logits))
+            token = int(np.argmax(logits)) if allowed is None \
+                else int(allowed[np.argmax(logits[allowed])])
             if token in tok.stop_ids or "\n" in tok.decode(out + [token]).lstrip():
                 break
             out.append(token)

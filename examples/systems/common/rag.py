@@ -143,16 +143,21 @@ class RagPipeline(Pipeline):
     def generate(self, prompt: str, model: int, layers: int) -> Timed:
         """Greedy answer to the end of its first line, decoded as `self.decoding` says."""
         variant = llm.Variant(model, layers, self.decoding.quant, self.decoding.vocab,
-                              self.decoding.tokens, self.decoding.prefill)
+                              self.decoding.tokens, self.decoding.prefill,
+                              self.decoding.copy_from)
         text, parts = self.llm.generate(prompt, variant)
         return Timed(text, parts)
 
     # -- the system --------------------------------------------------------------------------
 
+    def passages(self, docs: list[int], words: list[int]) -> list[str]:
+        """The passages of the prompt: the first `words` words of each doc, after its title."""
+        return [f"{self.articles[d].title}: {' '.join(self.passage(d)[:n])}"
+                for d, n in zip(docs, words, strict=True) if n > 0]
+
     def prompt(self, question: str, docs: list[int], words: list[int],
                example: bool = True) -> str:
-        passages = [f"{self.articles[d].title}: {' '.join(self.passage(d)[:n])}"
-                    for d, n in zip(docs, words, strict=True) if n > 0]
+        passages = self.passages(docs, words)
         context = "".join(f"Passage: {p}\n" for p in passages)
         head = INSTRUCTION if passages else CLOSED_BOOK
         return f"{head}\n{EXAMPLE if example else ''}{context}Question: {question}\nAnswer:"
@@ -169,17 +174,20 @@ class RagPipeline(Pipeline):
         sure = confidence(scores)
         example = not decide(knobs["llm_example"], 0) if "llm_example" in knobs else True
         return self.write(self.prompt(question, ids, words, example),
-                          decide(knobs["llm_model"], sure), knobs, stages, sure)
+                          decide(knobs["llm_model"], sure), knobs, stages, sure,
+                          tuple(self.passages(ids, words)))
 
     def write(self, prompt: str, model: int, knobs: KnobConfig, stages: Stages,
-              sure: float = 0.0) -> str:
+              sure: float = 0.0, copy_from: tuple[str, ...] = ()) -> str:
         """The LLM stage: `model`'s answer to a prompt under the decode knobs of `knobs`
-        (those of `RagPipeline.knobs` it has), the dynamic ones deciding at `sure`."""
+        (those of `RagPipeline.knobs` it has), the dynamic ones deciding at `sure`; an
+        answer in the words of `copy_from` when given (extractive reading, `llm.py`)."""
         layers = decide(knobs["llm_layers"], 0) if "llm_layers" in knobs else 0
         quant = decide(knobs["llm_quant"], sure) if "llm_quant" in knobs else 0
         prefill = decide(knobs["llm_prefill"], sure) if "llm_prefill" in knobs else 0
         self.decoding = llm.Variant(quant=quant, vocab=decide(knobs["llm_vocab"], 0),
-                                    tokens=decide(knobs["llm_answer"], 0), prefill=prefill)
+                                    tokens=decide(knobs["llm_answer"], 0), prefill=prefill,
+                                    copy_from=copy_from)
         return stages.run("llm", (prompt, model, layers, self.decoding),
                           lambda: self.generate(prompt, model, layers))
 
