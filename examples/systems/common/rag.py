@@ -1,6 +1,7 @@
 """What the RAG systems share (rag_bm25, rag_kb): context selection through the C library's
 `rag_select`, the prompt, and a short answer by a small LLM (Gemma 3 270M exact; `llm.py`:
-its prefill under jax.jit, its variants' decode under jax.jit or IREE). A system subclasses
+its prefill under jax.jit, its variants' decode under jax.jit or IREE), copied from the
+passages' tokens (`write`'s `copy_from`). A system subclasses
 `RagPipeline` with its retrieval: `attach`, `encode` (the question as the retrieval's
 query, a stage that reads no knob) and `search` (in C), and names the C knobs its search
 reads (`retrieval_knobs`).
