@@ -253,7 +253,6 @@ class Llm:
 
         tok = self.tokenizer(v.model)
         ids = prompt_ids(self.base(v.model), prompt, chat=False)
-        allowed = self.answer_tokens(v.model, v.copy_from)
         exact, decoder = self.prefill_runner(v.model, v.layers), self.decode_runner(v)
         built = self.built_prefill(v.model, v.prefill) if v.prefill and not v.layers \
             and len(ids) - 1 <= PREFILL_BUCKETS[-1] else None
@@ -279,6 +278,7 @@ class Llm:
         t0 = time.perf_counter()
         logits = prefill()
         t1 = time.perf_counter()
+        allowed = self.answer_tokens(v.model, v.copy_from)    # the decode's time
         out: list[int] = []
         for pos in range(len(ids), len(ids) + v.tokens):
             token = int(np.argmax(logits)) if allowed is None \
