@@ -10,6 +10,7 @@ everything written to the two standard streams, the tools it runs included.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import shutil
@@ -19,6 +20,7 @@ import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -227,6 +229,17 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 # The files that take longest (real models, IREE builds, whole systems) start first, so
 # that `make test`'s workers (pytest-xdist, a file per worker) finish together.
+def example_module(path: Path, name: str) -> ModuleType:
+    """A Python file of examples/ loaded by path (the examples are not a package), once under
+    `name` (dataclasses look their module up in sys.modules)."""
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[name])
+    return sys.modules[name]
+
+
 LONGEST_FIRST = ("test_models.py", "test_ml.py", "test_lit.py", "test_llm_tools.py",
                  "test_ml_ir.py", "test_tune.py", "test_system.py", "test_clang_driver.py",
                  "test_kernels.py", "test_dask.py", "test_system_kb.py")

@@ -10,6 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from conftest import example_module
 
 from approxcc.system.library import TunableLibrary, build_library, c_knob_space, clang_args
 from approxcc.system.questions import load_questions
@@ -26,13 +27,7 @@ KNOB_SOURCES = (TOOL_SOURCES[1], TOOL_SOURCES[3])     # the ones with knobs: the
 
 
 def pipeline_module():
-    from importlib.util import module_from_spec, spec_from_file_location
-
-    spec = spec_from_file_location("llm_tools_pipeline", SYSTEM / "pipeline.py")
-    assert spec is not None and spec.loader is not None
-    module = module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return example_module(SYSTEM / "pipeline.py", "llm_tools_pipeline")
 
 
 def lines(part: str) -> list[dict]:

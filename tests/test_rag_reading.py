@@ -4,12 +4,11 @@ compiled in seconds) writes it: whatever such a model says, only the passages' w
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import example_module
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMON = ROOT / "examples" / "systems" / "common"
@@ -27,12 +26,7 @@ def words(text: str) -> set[str]:
 
 @pytest.fixture(scope="module")
 def llm():
-    if "rag_llm" not in sys.modules:    # the name rag.py loads it by
-        spec = importlib.util.spec_from_file_location("rag_llm", COMMON / "llm.py")
-        assert spec is not None and spec.loader is not None
-        sys.modules["rag_llm"] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules["rag_llm"])
-    return sys.modules["rag_llm"]
+    return example_module(COMMON / "llm.py", "rag_llm")     # the name rag.py loads it by
 
 
 def test_an_extractive_answer_is_written_in_the_passages_words(llm) -> None:

@@ -5,10 +5,10 @@ out: these tests check what reaches its prompt."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
+from conftest import example_module
 
 from approxcc.system.library import TunableLibrary, build_library, c_knob_space, clang_args
 from approxcc.system.project import load_project
@@ -27,10 +27,7 @@ pytest.importorskip("workloads")
 @pytest.fixture(scope="module")
 def kb(tmp_path_factory: pytest.TempPathFactory):
     project = load_project(str(RAG_KB))
-    spec = importlib.util.spec_from_file_location("rag_kb_pipeline", RAG_KB / "pipeline.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = example_module(RAG_KB / "pipeline.py", "rag_kb_pipeline")
     pipeline = module.RagKb(project.root, docs=DOCS)
     args = clang_args(project.flags, project.root)
     output = tmp_path_factory.mktemp("rag-kb") / "librag_kb.so"
