@@ -478,6 +478,21 @@ def test_a_search_starts_from_a_given_configuration(tmp_path: Path) -> None:
     assert started["speedup"]["tune"] >= 18 > alone["speedup"]["tune"]
 
 
+def test_a_search_moves_one_knob_at_a_time_from_the_best_safe_configuration(
+        tmp_path: Path) -> None:
+    # three measurements: too few for OpenTuner's own draws (a=5: 10x), enough for the
+    # start's neighbours, each knob one step further (a=5, b=2, c=2), the fastest b=2
+    start = tmp_path / "start.json"
+    start.write_text(json.dumps({"knobs": {"a": {"value": 4}, "c": {"value": 1}}}))  # 8x
+    out = tmp_path / "run"
+    tune(Synthetic(), TuneOptions([0.05], out, max_evals=3, mode="static", screening=False,
+                                  confirm_repeats=0, start_from=[start]),
+         reporter=lambda db, run_id: report(db, db.run(run_id), out, Console(quiet=True)))
+    pick = json.loads((out / "5pct.json").read_text())
+    assert pick["knobs"] == {"a": {"value": 4}, "b": {"value": 2}, "c": {"value": 1}}
+    assert pick["speedup"]["tune"] == pytest.approx(16)
+
+
 def test_a_starting_configuration_is_confirmed_beside_the_candidates(tmp_path: Path) -> None:
     # the start is slower than the fastest point within the budget, the one candidate a
     # budget gets here: it is confirmed all the same, so the pick is measured against it

@@ -1,5 +1,5 @@
-"""`approxcc tune`: build once, measure the exact program, screen, search per budget,
-confirm the candidates near each budget with interleaved repeats, measure the picks and the
+"""`approxcc tune`: build once, measure the exact program, screen, search per budget (first
+the neighbours of its best safe configuration: `neighbours`), confirm the candidates near each budget with interleaved repeats, measure the picks and the
 front on held-out inputs, write the configurations and the report.
 
 Measurements run on an `Engine` (this process, or Dask workers: `approxcc.tune.engine`); an
@@ -27,6 +27,7 @@ from approxcc.tune.application import Application
 from approxcc.tune.db import Evaluation, ResultsDB
 from approxcc.tune.engine import Engine, InProcess, Outcome, Task
 from approxcc.tune.measure import MIN_TIMEOUT, Baseline, Measurement
+from approxcc.tune.neighbours import best_safe, neighbours
 from approxcc.tune.pareto import front
 from approxcc.tune.picks import CANDIDATES, REPEATS, candidates, choose
 from approxcc.tune.screening import pruned_space, screening_configs, seeds, threshold_seeds
@@ -218,7 +219,9 @@ class Tuner:
             self.progress.phase = f"search {budget:.2%} {mode}"
             screened = self.db.evaluations(self.run_id, "tune")
             sub = pruned_space(space, screened, budget, mode) if self.opts.screening else space
-            starts = [self.best_within(budget)]
+            safe = best_safe(screened, budget)
+            starts = [safe, *(neighbours(space, safe) if safe else []),
+                      self.best_within(budget)]
             starts += seeds(space, screened, budget) if self.opts.screening else []
             starts += threshold_seeds(space) if mode == "dynamic" else []
             search = Search(sub, mode, budget, seed=self.opts.seed + n,

@@ -1,0 +1,48 @@
+"""Local moves: a search's first configurations are one knob away from the best safe one.
+
+A search of a whole system has minutes and a few dozen measurements. Its random and
+evolutionary draws seldom land one knob away from the best configuration it knows, yet that
+is where a faster one within the budget most often is: the best one's knobs already hold the
+budget, and one more approximation may still fit it. The best *safe* configuration is the
+one to move from: its loss plus its margin over the inputs holds the budget, as a pick's
+must (`picks.margin`); the fastest point whose loss alone holds it may have a margin no
+budget holds, and so may every point next to it.
+
+A move takes one knob whose entry is a plain value one step further from its exact value
+(an ordered knob), or to each of its other values (an unordered one). Decision trees are
+left as they are: their moves are the search's.
+"""
+
+from __future__ import annotations
+
+from approxcc.tune.db import Evaluation
+from approxcc.tune.picks import margin
+from approxcc.tune.space import Knob, KnobConfig, KnobSpace, canonical
+
+
+def best_safe(results: list[Evaluation], budget: float) -> KnobConfig | None:
+    """The fastest measured configuration whose loss plus margin holds `budget`."""
+    safe = [e for e in results if e.ok and e.time and e.loss is not None
+            and e.loss + margin(e.input_losses) <= budget]
+    return min(safe, key=lambda e: (e.time, e.id)).config if safe else None
+
+
+def _moves(k: Knob, value: int) -> list[int]:
+    if not k.ordered or k.exact is None:
+        return [v for v in k.values if v != value]
+    i, exact = k.values.index(value), k.values.index(k.exact)
+    if i == exact:      # off the exact value, either way the knob has room
+        return [k.values[j] for j in (i + 1, i - 1) if 0 <= j < len(k.values)]
+    j = i + 1 if i > exact else i - 1
+    return [k.values[j]] if 0 <= j < len(k.values) else []
+
+
+def neighbours(space: KnobSpace, config: KnobConfig) -> list[KnobConfig]:
+    """The configurations one move away from `config`, in the space's knob order."""
+    out = []
+    for k in space.knobs:
+        entry = config.get(k.name, {"value": k.exact})
+        if "value" not in entry or entry["value"] not in k.values:
+            continue
+        out += [canonical(config | {k.name: {"value": v}}) for v in _moves(k, entry["value"])]
+    return out
