@@ -1,6 +1,7 @@
 """`approxcc tune`: build once, measure the exact program, screen, search per budget (first
-the neighbours of its best safe configuration: `neighbours`), confirm the candidates near each budget with interleaved repeats, measure the picks and the
-front on held-out inputs, write the configurations and the report.
+the neighbours of its best safe configuration: `neighbours`), confirm the candidates near
+each budget with interleaved repeats, measure the picks and the front on held-out inputs,
+write the configurations and the report.
 
 Measurements run on an `Engine` (this process, or Dask workers: `approxcc.tune.engine`); an
 evaluation is answered from the results DB when the run already measured that configuration
