@@ -493,6 +493,28 @@ def test_a_search_moves_one_knob_at_a_time_from_the_best_safe_configuration(
     assert pick["speedup"]["tune"] == pytest.approx(16)
 
 
+def test_neighbours_go_fastest_first_and_skip_what_broke_the_budget_alone() -> None:
+    from approxcc.tune.db import Evaluation
+    from approxcc.tune.neighbours import neighbours
+
+    space = KnobSpace((Knob("model", "func_substitute", (0, 1), 0),
+                       Knob("loop", "loop_perforate", (1, 2, 4), 1),
+                       Knob("skip", "task_skipping", (0, 1), 0)))
+
+    def alone(name: str, value: int, time: float, loss: float) -> Evaluation:
+        config = space.exact_config() | {name: {"value": value}}
+        return Evaluation(0, config, "", "tune", time, loss, "ok", "", None, "screening",
+                          "static")
+
+    # the other model alone loses 40%; skipping alone is the fastest move within 3%
+    screened = [alone("model", 1, 0.9, 0.4), alone("loop", 2, 0.8, 0.0),
+                alone("skip", 1, 0.5, 0.01)]
+    start = space.exact_config() | {"loop": {"value": 2}}
+    moved = [{k: c[k]["value"] for k in c if c[k] != start[k]}
+             for c in neighbours(space, start, screened, 0.03)]
+    assert moved == [{"skip": 1}, {"loop": 4}]
+
+
 def test_a_starting_configuration_is_confirmed_beside_the_candidates(tmp_path: Path) -> None:
     # the start is slower than the fastest point within the budget, the one candidate a
     # budget gets here: it is confirmed all the same, so the pick is measured against it

@@ -10,13 +10,17 @@ budget holds, and so may every point next to it.
 
 A move takes one knob whose entry is a plain value one step further from its exact value
 (an ordered knob), or to each of its other values (an unordered one). Decision trees are
-left as they are: their moves are the search's.
+left as they are: their moves are the search's. What screening measured orders the moves:
+first those it measured alone within the budget, fastest first, then the unmeasured ones;
+a move whose value alone failed or broke the budget is left out (one more approximation
+on top of it only adds error), so that a search of a minute is not spent on it.
 """
 
 from __future__ import annotations
 
 from approxcc.tune.db import Evaluation
 from approxcc.tune.picks import margin
+from approxcc.tune.screening import alone
 from approxcc.tune.space import Knob, KnobConfig, KnobSpace, canonical
 
 
@@ -37,12 +41,19 @@ def _moves(k: Knob, value: int) -> list[int]:
     return [k.values[j]] if 0 <= j < len(k.values) else []
 
 
-def neighbours(space: KnobSpace, config: KnobConfig) -> list[KnobConfig]:
-    """The configurations one move away from `config`, in the space's knob order."""
-    out = []
-    for k in space.knobs:
+def neighbours(space: KnobSpace, config: KnobConfig, screened: list[Evaluation],
+               budget: float) -> list[KnobConfig]:
+    """The configurations one move away from `config`, ordered by what `screened` says."""
+    single = {m: e for e in screened if (m := alone(space, e))}
+    moves: list[tuple[tuple[int, float, int], KnobConfig]] = []
+    for order, k in enumerate(space.knobs):
         entry = config.get(k.name, {"value": k.exact})
         if "value" not in entry or entry["value"] not in k.values:
             continue
-        out += [canonical(config | {k.name: {"value": v}}) for v in _moves(k, entry["value"])]
-    return out
+        for v in _moves(k, entry["value"]):
+            e = single.get((k.name, v))
+            if e is not None and not (e.ok and e.loss is not None and e.loss <= budget):
+                continue
+            rank = (0, e.time, order) if e is not None and e.time else (1, 0.0, order)
+            moves.append((rank, canonical(config | {k.name: {"value": v}})))
+    return [c for _, c in sorted(moves, key=lambda m: m[0])]

@@ -34,7 +34,7 @@ def screening_configs(space: KnobSpace) -> list[KnobConfig]:
     return configs
 
 
-def _alone(space: KnobSpace, e: Evaluation) -> tuple[str, int] | None:
+def alone(space: KnobSpace, e: Evaluation) -> tuple[str, int] | None:
     """(knob, value) when `e` is a screening configuration: one knob off its exact value."""
     off = [(name, entry["value"]) for name, entry in e.config.items()
            if "value" in entry and entry["value"] != space[name].exact]
@@ -48,7 +48,7 @@ def pruned_space(space: KnobSpace, results: list[Evaluation], budget: float,
     only failing values of dynamic knobs go)."""
     bad: dict[str, set[int]] = {}
     for e in results:
-        single = _alone(space, e)
+        single = alone(space, e)
         if not single:
             continue
         over = e.loss is not None and e.loss > budget
@@ -63,10 +63,10 @@ def seeds(space: KnobSpace, results: list[Evaluation], budget: float) -> list[Kn
     """Seed configurations for one budget: the screening points within it, fastest first,
     and their combination (each knob at its fastest value that met the budget alone)."""
     good = sorted((e for e in results if e.ok and e.loss is not None and e.loss <= budget
-                   and _alone(space, e)), key=lambda e: e.time or 0.0)
+                   and alone(space, e)), key=lambda e: e.time or 0.0)
     combined = space.exact_config()
     for e in reversed(good):   # the fastest value per knob wins
-        name, value = _alone(space, e) or ("", 0)
+        name, value = alone(space, e) or ("", 0)
         combined[name] = {"value": value}
     out = [canonical(combined)] if good else []
     return out + [e.config for e in good if e.config not in out]

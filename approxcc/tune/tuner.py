@@ -221,7 +221,7 @@ class Tuner:
             screened = self.db.evaluations(self.run_id, "tune")
             sub = pruned_space(space, screened, budget, mode) if self.opts.screening else space
             safe = best_safe(screened, budget)
-            starts = [safe, *(neighbours(space, safe) if safe else []),
+            starts = [safe, *(neighbours(space, safe, screened, budget) if safe else []),
                       self.best_within(budget)]
             starts += seeds(space, screened, budget) if self.opts.screening else []
             starts += threshold_seeds(space) if mode == "dynamic" else []
