@@ -19,15 +19,14 @@ on top of it only adds error), so that a search of a minute is not spent on it.
 from __future__ import annotations
 
 from approxcc.tune.db import Evaluation
-from approxcc.tune.picks import margin
+from approxcc.tune.picks import holds
 from approxcc.tune.screening import alone
 from approxcc.tune.space import Knob, KnobConfig, KnobSpace, canonical
 
 
 def best_safe(results: list[Evaluation], budget: float) -> KnobConfig | None:
     """The fastest measured configuration whose loss plus margin holds `budget`."""
-    safe = [e for e in results if e.ok and e.time and e.loss is not None
-            and e.loss + margin(e.input_losses) <= budget]
+    safe = [e for e in results if holds(e, budget)]
     return min(safe, key=lambda e: (e.time, e.id)).config if safe else None
 
 

@@ -92,6 +92,12 @@ def margin(input_losses: Sequence[float]) -> float:
     return float(t.ppf(CONFIDENCE, n - 1)) * statistics.stdev(input_losses) / math.sqrt(n)
 
 
+def holds(e: Evaluation, budget: float) -> bool:
+    """`e` measured, and its single-run loss plus its margin over the inputs within `budget`."""
+    return bool(e.ok and e.time and e.loss is not None
+                and e.loss + margin(e.input_losses) <= budget)
+
+
 def candidates(points: list[Evaluation], budgets: list[float],
                per_budget: int = CANDIDATES, keep: Collection[str] = ()) -> list[KnobConfig]:
     """The configurations to confirm for all budgets (each once), fastest first; besides,
@@ -106,7 +112,7 @@ def candidates(points: list[Evaluation], budgets: list[float],
         within = [e for e in pareto if (e.loss or 0.0) <= b]   # fastest first
         # on the front or not: a point that its loss alone puts on the front may have a
         # margin no budget holds, and a slightly slower one with as little loss none
-        safe = [e for e in ok if (e.loss or 0.0) + margin(e.input_losses) <= b]
+        safe = [e for e in ok if holds(e, b)]
         for e in within[:1] + safe[:per_budget]:
             if e not in chosen:
                 chosen.append(e)
