@@ -478,19 +478,20 @@ def test_a_search_starts_from_a_given_configuration(tmp_path: Path) -> None:
     assert started["speedup"]["tune"] >= 18 > alone["speedup"]["tune"]
 
 
-def test_a_search_moves_one_knob_at_a_time_from_the_best_safe_configuration(
+def test_a_search_climbs_one_knob_at_a_time_from_the_best_safe_configuration(
         tmp_path: Path) -> None:
-    # three measurements: too few for OpenTuner's own draws (a=5: 10x), enough for the
-    # start's neighbours, each knob one step further (a=5, b=2, c=2), the fastest b=2
+    # five measurements from an 8x start (a=4, c=1): each new best safe configuration's
+    # neighbours go next (a=5, then a=6, then b=2 and c=2 on top) and the pick is 36x; with
+    # the start's neighbours alone it is 20x (a=5, b=2), with OpenTuner's draws alone less
     start = tmp_path / "start.json"
     start.write_text(json.dumps({"knobs": {"a": {"value": 4}, "c": {"value": 1}}}))  # 8x
     out = tmp_path / "run"
-    tune(Synthetic(), TuneOptions([0.05], out, max_evals=3, mode="static", screening=False,
+    tune(Synthetic(), TuneOptions([0.05], out, max_evals=5, mode="static", screening=False,
                                   confirm_repeats=0, start_from=[start]),
          reporter=lambda db, run_id: report(db, db.run(run_id), out, Console(quiet=True)))
     pick = json.loads((out / "5pct.json").read_text())
-    assert pick["knobs"] == {"a": {"value": 4}, "b": {"value": 2}, "c": {"value": 1}}
-    assert pick["speedup"]["tune"] == pytest.approx(16)
+    assert pick["knobs"] == {"a": {"value": 6}, "b": {"value": 2}, "c": {"value": 2}}
+    assert pick["speedup"]["tune"] == pytest.approx(36)
 
 
 def test_neighbours_go_fastest_first_and_skip_what_broke_the_budget_alone() -> None:

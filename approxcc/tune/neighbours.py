@@ -14,6 +14,10 @@ left as they are: their moves are the search's. What screening measured orders t
 first those it measured alone within the budget, fastest first, then the unmeasured ones;
 a move whose value alone failed or broke the budget is left out (one more approximation
 on top of it only adds error), so that a search of a minute is not spent on it.
+
+A search climbs (`Climb`): each measurement that is a new best safe configuration puts its
+own neighbours ahead of everything else the search was going to measure, so a few minutes
+of search walk several knobs away from the start, one step at a time.
 """
 
 from __future__ import annotations
@@ -24,10 +28,10 @@ from approxcc.tune.screening import alone
 from approxcc.tune.space import Knob, KnobConfig, KnobSpace, canonical
 
 
-def best_safe(results: list[Evaluation], budget: float) -> KnobConfig | None:
+def best_safe(results: list[Evaluation], budget: float) -> Evaluation | None:
     """The fastest measured configuration whose loss plus margin holds `budget`."""
     safe = [e for e in results if holds(e, budget)]
-    return min(safe, key=lambda e: (e.time, e.id)).config if safe else None
+    return min(safe, key=lambda e: (e.time, e.id)) if safe else None
 
 
 def _moves(k: Knob, value: int) -> list[int]:
@@ -56,3 +60,30 @@ def neighbours(space: KnobSpace, config: KnobConfig, screened: list[Evaluation],
             rank = (0, e.time, order) if e is not None and e.time else (1, 0.0, order)
             moves.append((rank, canonical(config | {k.name: {"value": v}})))
     return [c for _, c in sorted(moves, key=lambda m: m[0])]
+
+
+class Climb:
+    """Hill climbing inside one search: first the best safe configuration's neighbours,
+    then, each time a measurement is a new best safe one, its neighbours ahead of the rest."""
+
+    def __init__(self, space: KnobSpace, screened: list[Evaluation], budget: float):
+        self.space, self.screened, self.budget = space, screened, budget
+        self.best = best_safe(screened, budget)
+
+    def starts(self) -> list[KnobConfig]:
+        """The best safe configuration and its neighbours (none when nothing is safe)."""
+        if self.best is None:
+            return []
+        return [self.best.config, *self.moves(self.best.config)]
+
+    def moves(self, config: KnobConfig) -> list[KnobConfig]:
+        return neighbours(self.space, config, self.screened, self.budget)
+
+    def step(self, e: Evaluation) -> list[KnobConfig]:
+        """`e`'s neighbours when it is a new best safe configuration, else none."""
+        if not holds(e, self.budget) or \
+                (self.best is not None and e.time >= self.best.time):
+            return []
+        self.best = e
+        return self.moves(e.config)
+

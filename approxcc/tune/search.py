@@ -81,13 +81,8 @@ class Search:
         manipulator = ConfigurationManipulator()
         for p in params:
             manipulator.add_parameter(p)
-        names = {p.name for p in params}
-        seed_data = []
-        for cfg in seeds:
-            data = self.encoding.encode(cfg)
-            if data is not None:
-                seed_data.append({k: v for k, v in data.items() if k in names})
-        seed_data.reverse()   # OpenTuner pops seeds from the end: keep the given order
+        self.names = {p.name for p in params}
+        seed_data = self._encoded(seeds)
         random.seed(seed)
         numpy.random.seed(seed % 2**32)
         args = default_argparser().parse_args([])
@@ -109,6 +104,22 @@ class Search:
                               objective=ThresholdAccuracyMinimizeTime(1.0 - budget),
                               input_manager=FixedInputManager())
         self.manager = api.TuningRunManager(interface, args)
+
+    def _encoded(self, configs: list[KnobConfig]) -> list[dict[str, Any]]:
+        """OpenTuner's seed data of `configs` (those the space holds), last one first:
+        OpenTuner pops seeds from the end."""
+        out = []
+        for cfg in configs:
+            data = self.encoding.encode(cfg)
+            if data is not None:
+                out.append({k: v for k, v in data.items() if k in self.names})
+        return out[::-1]
+
+    def propose(self, configs: list[KnobConfig]) -> None:
+        """Ask for `configs` next, in this order, before the seeds not yet asked for and
+        OpenTuner's own draws."""
+        if not self.empty:
+            self.manager.search_driver.seed_cfgs.extend(self._encoded(configs))
 
     def ask(self) -> tuple[Any, KnobConfig] | None:
         """The next configuration to measure, or None when OpenTuner needs results first."""

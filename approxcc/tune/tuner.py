@@ -28,7 +28,7 @@ from approxcc.tune.application import Application
 from approxcc.tune.db import Evaluation, ResultsDB
 from approxcc.tune.engine import Engine, InProcess, Outcome, Task
 from approxcc.tune.measure import MIN_TIMEOUT, Baseline, Measurement
-from approxcc.tune.neighbours import best_safe, neighbours
+from approxcc.tune.neighbours import Climb
 from approxcc.tune.pareto import front
 from approxcc.tune.picks import CANDIDATES, REPEATS, candidates, choose
 from approxcc.tune.screening import pruned_space, screening_configs, seeds, threshold_seeds
@@ -220,9 +220,8 @@ class Tuner:
             self.progress.phase = f"search {budget:.2%} {mode}"
             screened = self.db.evaluations(self.run_id, "tune")
             sub = pruned_space(space, screened, budget, mode) if self.opts.screening else space
-            safe = best_safe(screened, budget)
-            starts = [safe, *(neighbours(space, safe, screened, budget) if safe else []),
-                      self.best_within(budget)]
+            climb = Climb(space, screened, budget)
+            starts = [*climb.starts(), self.best_within(budget)]
             starts += seeds(space, screened, budget) if self.opts.screening else []
             starts += threshold_seeds(space) if mode == "dynamic" else []
             search = Search(sub, mode, budget, seed=self.opts.seed + n,
@@ -230,7 +229,7 @@ class Tuner:
                             seeds=[s for s in starts if s is not None],
                             label=f"{self.app.name}-{budget}-{mode}-{n}")
             try:
-                self.drive(search, budget, mode, deadline, limit)
+                self.drive(search, budget, mode, deadline, limit, climb)
             finally:
                 search.close()
 
@@ -240,10 +239,11 @@ class Tuner:
         return min(ok, key=lambda e: (e.time, e.id)).config if ok else None
 
     def drive(self, search: Search, budget: float, mode: str, deadline: float,
-              limit: int | None) -> None:
+              limit: int | None, climb: Climb) -> None:
         """Ask OpenTuner, measure, tell, until the search's time or its `limit` of new
-        measurements (counting those a killed run of it already recorded) runs out.
-        Configurations the run already measured are answered from the DB, for free."""
+        measurements (counting those a killed run of it already recorded) runs out; each
+        new best safe configuration's neighbours next (`climb`). Configurations the run
+        already measured are answered from the DB, for free."""
         assert self.engine is not None
         pending: dict[Any, tuple[list[Any], KnobConfig]] = {}   # future → handles, config
         inflight: dict[str, Any] = {}   # config hash → its future (OpenTuner may ask twice)
@@ -286,6 +286,7 @@ class Tuner:
                                phase="search", mode=mode)
                 for handle in handles:
                     search.tell(handle, e.time if e.ok else None, e.loss if e.ok else None)
+                search.propose(climb.step(e))
                 measured += 1
             self.refresh()
 
