@@ -123,6 +123,20 @@ def test_confirmation_and_eval_time_both_sides_now(system, tmp_path: Path,
     assert result["seconds_per_question"] >= slow
 
 
+def test_answers_the_approximation_alone_gets_right_count_below_zero(system) -> None:
+    # the tuner's bound weighs answers gained against answers lost (picks.bound); the QoS
+    # loss the user reads stays 0 when the approximation does better
+    q = next(iter(system.questions.values()))[0]
+
+    def output(answer: str) -> str:
+        return json.dumps({"question": q.question, "answer": answer}) + "\n"
+
+    right, wrong = output(f"it is {q.answers[0]}"), output("no idea")
+    assert system.input_loss(wrong, right) == -1.0
+    assert system.input_loss(right, wrong) == 1.0
+    assert system.loss([wrong], [right]) == 0.0
+
+
 def test_malformed_question_line_is_located(tmp_path: Path) -> None:
     path = tmp_path / "q.jsonl"
     path.write_text('{"question": "Who?", "answer": ["me"]}\n{"question": "Why?"}\n')

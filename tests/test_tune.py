@@ -298,6 +298,23 @@ def test_the_pick_keeps_a_margin_from_the_spread_over_inputs() -> None:
     assert pick.tune.bound <= 0.02 and pick.tune.speedup.q1 < pick.tune.speedup.median
 
 
+def test_inputs_done_better_offset_inputs_done_worse_in_the_bound() -> None:
+    from approxcc.tune.db import Confirmation, Evaluation
+    from approxcc.tune.picks import choose
+
+    # one question an input: the fast configuration loses 9 answers of 120 and gains 20
+    # (loss 0, bound -1.9%); with the gains clipped to 0 its bound would be 4%
+    churn = (1.0,) * 9 + (-1.0,) * 20 + (0.0,) * 91
+    for per_input, picked in ((churn, "fast"), (tuple(max(0.0, x) for x in churn), "slow")):
+        points = [Evaluation(0, {"k": {"value": h}}, h, "tune", t, 0.0, "ok", "", 0.03,
+                             "search", "static") for h, t in (("fast", 0.2), ("slow", 1.0))]
+        confirmed = [Confirmation({"k": {"value": h}}, h, "tune", 0, 1.0, t, 0.0, losses, "ok",
+                                  "") for h, t, losses in (("fast", 0.2, per_input),
+                                                           ("slow", 1.0, (0.0,) * 120))]
+        (pick,) = choose([0.03], points, confirmed, [])
+        assert pick.hash == picked
+
+
 def test_a_candidate_within_its_margin_is_confirmed_off_the_front() -> None:
     """The front weighs single-run losses: a point whose loss is 0 on average but whose
     inputs lose and gain by turns dominates a slightly slower one that never loses. The

@@ -203,6 +203,11 @@ class CompoundSystem(Application):
         """Exact accuracy minus this accuracy (0 when the approximation does as well)."""
         return max(0.0, self._accuracy(exact_outputs) - self._accuracy(outputs))
 
+    def input_loss(self, exact_output: str, output: str) -> float:
+        """Exact accuracy minus this accuracy on one input's questions, below 0 where the
+        approximation answers more of them right."""
+        return self._accuracy([exact_output]) - self._accuracy([output])
+
 
 def load_system(where: str) -> CompoundSystem:
     """The system of `where` (a system.toml or its folder)."""

@@ -82,6 +82,13 @@ class Application(ABC):
     def loss(self, exact_outputs: list[str], outputs: list[str]) -> float:
         """QoS loss in [0, 1] of `outputs` against the exact outputs, input by input."""
 
+    def input_loss(self, exact_output: str, output: str) -> float:
+        """The loss of one input, what the picks' confidence bound is taken over
+        (`picks.bound`). Below 0 where the approximation does better than the exact program
+        on that input (e.g. a question only it answers right): such an input offsets one
+        it does worse on, as it does in `loss` over many inputs."""
+        return self.loss([exact_output], [output])
+
     def run_round(self, input: str, config_paths: list[Path], workdir: Path,
                   timeout: float) -> tuple[RunResult, list[RunResult | RunFailed]]:
         """The exact program, then each configuration, on one input: a step of the tuner's

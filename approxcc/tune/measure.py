@@ -118,8 +118,8 @@ class Measurer:
         """The loss over all inputs and input by input; raises ValueError on garbage."""
         try:
             loss = self.app.loss(golden, outputs)
-            per_input = tuple(self.app.loss([g], [o]) for g, o in zip(golden, outputs,
-                                                                        strict=True))
+            per_input = tuple(self.app.input_loss(g, o) for g, o in zip(golden, outputs,
+                                                                          strict=True))
         except CompileError as err:
             raise ValueError(err.diagnostic.message) from None
         if not 0.0 <= loss <= 1.0:

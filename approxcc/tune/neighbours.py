@@ -4,9 +4,9 @@ A search of a whole system has minutes and a few dozen measurements. Its random 
 evolutionary draws seldom land one knob away from the best configuration it knows, yet that
 is where a faster one within the budget most often is: the best one's knobs already hold the
 budget, and one more approximation may still fit it. The best *safe* configuration is the
-one to move from: its loss plus its margin over the inputs holds the budget, as a pick's
-must (`picks.margin`); the fastest point whose loss alone holds it may have a margin no
-budget holds, and so may every point next to it.
+one to move from: its loss bound over the inputs holds the budget, as a pick's must
+(`picks.bound`); the fastest point whose loss alone holds it may have a bound no budget
+holds, and so may every point next to it.
 
 A move takes one knob whose entry is a plain value one step further from its exact value
 (an ordered knob), or to each of its other values (an unordered one). Decision trees are
@@ -29,7 +29,7 @@ from approxcc.tune.space import Knob, KnobConfig, KnobSpace, canonical
 
 
 def best_safe(results: list[Evaluation], budget: float) -> Evaluation | None:
-    """The fastest measured configuration whose loss plus margin holds `budget`."""
+    """The fastest measured configuration whose loss bound holds `budget`."""
     safe = [e for e in results if holds(e, budget)]
     return min(safe, key=lambda e: (e.time, e.id)) if safe else None
 

@@ -3,17 +3,21 @@
 A search measures each configuration once, on a machine other people share, and the budget
 must hold on inputs the tuner never saw. So, per budget:
 
-1. *Candidates*: the fastest points whose single-run loss plus its margin (below) is within
-   the budget, on the tuning front or off it (the front weighs the loss, not its margin),
-   and the fastest point of the front within the budget.
+1. *Candidates*: the fastest points whose single-run loss bound (below) is within the
+   budget, on the tuning front or off it (the front weighs the loss, not its bound), and
+   the fastest point of the front within the budget.
 2. *Confirmation*: each candidate is re-measured `repeats` times, every repeat running the
    exact program and the candidate alternately on each input (`Measurer.pair`); the speedup of
    a repeat is its exact time over its candidate time. Median and IQR summarise them.
 3. *The pick*: the candidate with the largest median speedup whose loss *bound* is within the
-   budget. The bound is the upper quartile of the repeats' losses plus a margin: the one-sided
-   95% Student-t confidence half-width of the mean per-input loss (t · sd / √n over the n
-   tuning inputs), how far a new input set of the same kind may land above the tuning loss
-   by chance. With few tuning inputs the margin is wide, as it must be (t = 6.3 for two).
+   budget. The bound is the mean per-input loss (each input's median over the repeats) plus
+   a margin: the one-sided 95% Student-t confidence half-width of that mean (t · sd / √n
+   over the n tuning inputs), how far a new input set of the same kind may land above the
+   tuning loss by chance. With few tuning inputs the margin is wide, as it must be (t = 6.3
+   for two). Per-input losses may be below 0 (`Application.input_loss`: a question only the
+   approximation answers right): the mean then counts what an approximation gains beside
+   what it loses, and the spread both, where a loss clipped at 0 input by input would count
+   only the losses and call every change of answers a loss.
 
 Every pick is then confirmed the same way on the eval inputs; the report flags a pick whose
 median eval loss exceeds its budget.
@@ -59,12 +63,8 @@ class Confirmed:
     hash: str
     speedup: Spread
     loss: Spread
-    margin: float        # confidence half-width of the mean per-input loss
+    bound: float         # upper confidence bound on a new input set's mean loss
     repeats: int
-
-    @property
-    def bound(self) -> float:
-        return self.loss.q3 + self.margin
 
 
 @dataclass(frozen=True)
@@ -92,10 +92,18 @@ def margin(input_losses: Sequence[float]) -> float:
     return float(t.ppf(CONFIDENCE, n - 1)) * statistics.stdev(input_losses) / math.sqrt(n)
 
 
+def bound(loss: float, input_losses: Sequence[float]) -> float:
+    """Upper confidence bound on a new input set's mean loss: the mean per-input loss plus
+    its `margin` (`loss` itself where there are no per-input losses)."""
+    if not input_losses:
+        return loss
+    return statistics.fmean(input_losses) + margin(input_losses)
+
+
 def holds(e: Evaluation, budget: float) -> bool:
-    """`e` measured, and its single-run loss plus its margin over the inputs within `budget`."""
+    """`e` measured, and its single-run loss bound within `budget`."""
     return bool(e.ok and e.time and e.loss is not None
-                and e.loss + margin(e.input_losses) <= budget)
+                and bound(e.loss, e.input_losses) <= budget)
 
 
 def candidates(points: list[Evaluation], budgets: list[float],
@@ -133,10 +141,10 @@ def confirmed(rows: list[Confirmation]) -> dict[str, Confirmed]:
             continue
         per_input = [statistics.median(col) for col in zip(*(r.input_losses for r in reps),
                                                            strict=True)]
+        losses = Spread.of([r.loss or 0.0 for r in reps])
         out[h] = Confirmed(reps[0].config, h,
                            Spread.of([(r.exact_time or 0.0) / (r.time or 1.0) for r in reps]),
-                           Spread.of([r.loss or 0.0 for r in reps]), margin(per_input),
-                           len(reps))
+                           losses, bound(losses.q3, per_input), len(reps))
     return out
 
 
