@@ -119,6 +119,8 @@ class Search:
         """Ask for `configs` next, in this order, before the seeds not yet asked for and
         OpenTuner's own draws."""
         if not self.empty:
+            # OpenTuner takes seeds only up front; its driver pops `seed_cfgs` before asking
+            # its techniques, so configurations added there are the next ones it asks for
             self.manager.search_driver.seed_cfgs.extend(self._encoded(configs))
 
     def ask(self) -> tuple[Any, KnobConfig] | None:
