@@ -86,4 +86,3 @@ class Climb:
             return []
         self.best = e
         return self.moves(e.config)
-

@@ -119,7 +119,7 @@ def candidates(points: list[Evaluation], budgets: list[float],
     for b in budgets:
         within = [e for e in pareto if (e.loss or 0.0) <= b]   # fastest first
         # on the front or not: a point that its loss alone puts on the front may have a
-        # margin no budget holds, and a slightly slower one with as little loss none
+        # bound no budget holds, and a slightly slower one a bound within the budget
         safe = [e for e in ok if holds(e, b)]
         for e in within[:1] + safe[:per_budget]:
             if e not in chosen:
