@@ -303,7 +303,7 @@ def test_inputs_done_better_offset_inputs_done_worse_in_the_bound() -> None:
     from approxcc.tune.picks import choose
 
     # one question an input: the fast configuration loses 9 answers of 120 and gains 20
-    # (loss 0, bound -1.9%); with the gains clipped to 0 its bound would be 4%
+    # (loss 0, bound -1.8%); with the gains clipped to 0 its bound would be 11.5%
     churn = (1.0,) * 9 + (-1.0,) * 20 + (0.0,) * 91
     for per_input, picked in ((churn, "fast"), (tuple(max(0.0, x) for x in churn), "slow")):
         points = [Evaluation(0, {"k": {"value": h}}, h, "tune", t, 0.0, "ok", "", 0.03,
