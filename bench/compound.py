@@ -9,17 +9,23 @@ For each system (default: every examples/systems/*/system.toml except tiny's):
    first to rerun) and everything it reruns; bound = 1 / (1 - their share of the time);
 2. two `approxcc.tune.tune` runs, mode static then dynamic (each starting from the system's
    shipped configurations its mode holds, the dynamic one also from the static run's picks:
-   `--start-from`), budgets 3/6/9% (`--minutes` each), on the first
-   `--tune-questions` of the system's tune file, its held-out inputs the first
-   `--eval-limit` of its eval file (tune and eval files are disjoint, checked by system.toml).
-   The tuner's confirmation times the exact system and its candidates afresh, in turn
-   question by question (`CompoundSystem.run_round`), `--confirm-repeats` times on the tune
-   questions, then the picks the same way on the eval questions: those are the figures;
-3. the Fig. 6 table (budget x static/dynamic: speedup and loss on tune and eval, eval loss
-   within the budget?, minutes per mode and for the whole system),
-   `<out>/<system>/<mode>/pareto.png` (the tuner's plot, tuning time in the title), `--json`,
-   and per budget the pick to ship (dynamic unless the static one is faster on the *tuning*
-   questions: eval never chooses) as examples/systems/<system>/configs/budget-{3,6,9}.json.
+   `--start-from`), budgets 3/6/9% (`--minutes` each), on the first `--tune-questions` of
+   the system's tune file. The tuner's held-out inputs are the *check* questions: the next
+   `--check-questions` of the tune file, which the search never sees. The tuner's
+   confirmation times the exact system and its candidates afresh, in turn question by
+   question (`CompoundSystem.run_round`), `--confirm-repeats` times on the tune questions,
+   then the picks the same way on the check questions;
+3. each pick once on the first `--eval-limit` questions of the eval file (`approxcc eval`'s
+   `evaluate`: the exact system and the pick in turn, question by question). Eval questions
+   only report: they choose nothing (tune and eval files are disjoint, checked by
+   system.toml);
+4. the Fig. 6 table (budget x static/dynamic: speedup and loss on tune, check and eval,
+   within the budget on check and on eval?, minutes per mode and for the whole system),
+   `<out>/<system>/<mode>/pareto.png` (the tuner's plot, tuning time in the title; its
+   held-out front is the check questions'), `--json`, and per budget the pick to ship
+   (dynamic unless the static one is faster on the tune questions; a pick over its budget
+   on the check questions is not shipped) as examples/systems/<system>/configs/
+   budget-{3,6,9}.json, with its eval figures.
 
 `--llm` measures the LLM variants instead, side by side on the exact prompts of rag_bm25's
 first `--tune-questions` (interleaved, `--repeats` rounds, medians): seconds per answer
@@ -36,8 +42,9 @@ screened, 3 searched), a confirmation pair of the 30 tune questions 3.3 minutes;
 minutes a mode. Stage results are cached, so the search's repeats and its exact runs are
 cheap; the confirmation's are not, on purpose.
 
-    python bench/compound.py [SYSTEM ...] [--tune-questions 20] [--eval-limit 40]
-                             [--minutes 4] [--out DIR] [--json FILE] [--no-configs]
+    python bench/compound.py [SYSTEM ...] [--tune-questions 20] [--check-questions 60]
+                             [--eval-limit 40] [--minutes 4] [--out DIR] [--json FILE]
+                             [--no-configs]
     python bench/compound.py --llm [--tune-questions 6] [--repeats 3]
 
 `--out` (default build/bench-compound) gets the tuners' results DBs, per-mode configurations
@@ -61,6 +68,7 @@ from rich.table import Table
 
 from approxcc.diagnostics import CompileError
 from approxcc.system import CompoundSystem, load_system
+from approxcc.system.evaluate import evaluate
 from approxcc.system.questions import load_questions
 from approxcc.tune import TuneOptions, tune
 from approxcc.tune.db import ResultsDB
@@ -75,17 +83,18 @@ MIN_TIMEOUT_S = 120.0     # a batch's first run of a model variant loads and com
 console = Console(width=200)
 
 
-def subset(system: CompoundSystem, tune_n: int, eval_n: int) -> tuple[int, int]:
-    """Tune and eval inputs cut to the first `tune_n` / `eval_n` questions of their files, in
-    batches of the system's size (how `CompoundSystem` batches them)."""
-    counts = []
-    for attr, path, n in (("tune_inputs", system.project.tune_questions, tune_n),
-                          ("eval_inputs", system.project.eval_questions, eval_n)):
-        n = min(n, len(system.questions[path]))
-        size = system.project.batch
-        setattr(system, attr, [f"{path}:{s}:{min(s + size, n)}" for s in range(0, n, size)])
-        counts.append(n)
-    return counts[0], counts[1]
+def subset(system: CompoundSystem, tune_n: int, check_n: int) -> tuple[int, int]:
+    """The tuner's inputs: the first `tune_n` questions of the tune file to search on, the
+    next `check_n` (at most the rest of the file) as its held-out inputs, in batches of the
+    system's size (how `CompoundSystem` batches them)."""
+    path = system.project.tune_questions
+    total = len(system.questions[path])
+    tune_n = min(tune_n, total - 1)
+    end = min(total, tune_n + max(1, check_n))
+    size = system.project.batch
+    system.tune_inputs = [f"{path}:{s}:{min(s + size, tune_n)}" for s in range(0, tune_n, size)]
+    system.eval_inputs = [f"{path}:{s}:{min(s + size, end)}" for s in range(tune_n, end, size)]
+    return tune_n, end - tune_n
 
 
 def profile(system: CompoundSystem, n: int) -> dict[str, Any]:
@@ -122,7 +131,7 @@ def _bound(stages: dict[str, float], parts: list[str], total: float) -> float | 
 def tune_mode(system: CompoundSystem, mode: str, out: Path, args: argparse.Namespace,
               prof: dict[str, Any], starts: list[Path]) -> list[dict[str, Any]]:
     """One tuning run, its searches starting from the configurations `starts`, and its
-    picks: speedup and loss on tune and eval are the tuner's confirmation rounds (the exact
+    picks: speedup and loss on tune and check are the tuner's confirmation rounds (the exact
     system and the candidates in turn, question by question, every stage timed afresh:
     `CompoundSystem.run_round`)."""
     picks: list[dict[str, Any]] = []
@@ -139,8 +148,8 @@ def tune_mode(system: CompoundSystem, mode: str, out: Path, args: argparse.Names
                 "mode": mode, "budget": r.budget, "config_file": str(path),
                 "knobs": r.pick.config,
                 "speedup_tune": r.speedup_tune.median, "loss_tune": r.loss_tune.median,
-                "speedup_eval": r.speedup_eval.median, "loss_eval": r.loss_eval.median,
-                "eval_within_budget": r.loss_eval.median <= r.budget + 1e-9,
+                "speedup_check": r.speedup_eval.median, "loss_check": r.loss_eval.median,
+                "check_within_budget": r.loss_eval.median <= r.budget + 1e-9,
                 "tuning_minutes": minutes})
         titled = dataclasses.replace(run, program=f"{system.name} {mode}, "
                                                   f"tuned in {minutes:.1f} min")
@@ -157,12 +166,27 @@ def tune_mode(system: CompoundSystem, mode: str, out: Path, args: argparse.Names
     return picks
 
 
+def held_out(system: CompoundSystem, picks: list[dict[str, Any]], eval_n: int) -> None:
+    """Each pick's speedup and loss on the first `eval_n` eval questions (one pass, the exact
+    system and the pick in turn; a configuration picked twice is measured once)."""
+    path = system.project.eval_questions
+    done: dict[str, dict[str, Any]] = {}
+    for p in picks:
+        key = json.dumps(p["knobs"], sort_keys=True)
+        if key not in done:
+            console.print(f"eval: {p['mode']} {p['budget']:.0%} pick on {eval_n} questions")
+            done[key] = evaluate(system, Path(p["config_file"]), path, eval_n)
+        p.update(speedup_eval=done[key]["speedup"], loss_eval=done[key]["loss"],
+                 eval_within_budget=done[key]["loss"] <= p["budget"] + 1e-9)
+
+
 def ship(system: CompoundSystem, picks: list[dict[str, Any]], budgets: list[float],
-         questions: tuple[int, int]) -> None:
+         questions: dict[str, int]) -> None:
     """Per budget the dynamic pick, or the static one when it is faster on the tune set. A
-    pick whose eval loss broke its budget is not shipped to users: that budget gets the
-    tighter budget's shipped configuration (`provenance.fallback`; the report and
-    results.json keep the broken pick, flagged)."""
+    pick whose loss on the check questions broke its budget is not shipped to users: that
+    budget gets the tighter budget's shipped configuration (`provenance.fallback`; the
+    report and results.json keep the broken pick, flagged). Eval figures are written beside
+    them, never consulted."""
     folder = system.project.root / "configs"
     folder.mkdir(exist_ok=True)
     best = None
@@ -171,23 +195,38 @@ def ship(system: CompoundSystem, picks: list[dict[str, Any]], budgets: list[floa
                       key=lambda p: (p["speedup_tune"], p["mode"] == "dynamic"))
         if not mine:
             continue
-        held = [p for p in mine if p["eval_within_budget"]]
+        held = [p for p in mine if p["check_within_budget"]]
         fallback = None
         if held:
             best = held[-1]
         elif best is not None:
-            fallback = f"the {b * 100:g}% pick lost {mine[-1]['loss_eval']:.1%} on eval"
+            fallback = f"the {b * 100:g}% pick lost {mine[-1]['loss_check']:.1%} on check"
         else:
             continue
-        doc = json.loads(Path(best["config_file"]).read_text())
+        doc = relabel(json.loads(Path(best["config_file"]).read_text()), best)
         doc["program"] = system.name
         doc["provenance"].pop("db", None)     # a scratch path of the benchmark run
         doc["provenance"]["bench"] = "bench/compound.py"
         doc["provenance"]["picked_from"] = best["mode"]
-        doc["provenance"]["questions"] = {"tune": questions[0], "eval": questions[1]}
+        doc["provenance"]["questions"] = questions
         if fallback:
             doc["provenance"]["fallback"] = fallback
         (folder / f"budget-{b * 100:g}.json").write_text(json.dumps(doc, indent=2) + "\n")
+
+
+def relabel(doc: dict[str, Any], pick: dict[str, Any]) -> dict[str, Any]:
+    """A tuner's configuration whose held-out figures are the check questions', named so,
+    with the pick's eval figures added."""
+    qos, speedup, spread = doc["qos"], doc["speedup"], doc["spread"]
+    qos["loss_check"] = qos.pop("loss_eval")
+    qos["over_budget_on_check"] = qos.pop("over_budget_on_eval")
+    qos["loss_eval"] = pick["loss_eval"]
+    qos["over_budget_on_eval"] = not pick["eval_within_budget"]
+    speedup["check"] = speedup.pop("eval")
+    speedup["eval"] = round(pick["speedup_eval"], 4)
+    spread["speedup_check"] = spread.pop("speedup_eval")
+    spread["loss_check"] = spread.pop("loss_eval")
+    return doc
 
 
 def profile_table(name: str, prof: dict[str, Any]) -> Table:
@@ -216,17 +255,23 @@ def _x(value: float | None) -> str:
 
 def fig6(results: list[dict[str, Any]]) -> Table:
     t = Table(title="Fig. 6: speedup within the QoS budget, static vs dynamic")
-    for col in ("system", "budget", "mode", "× tune", "× eval", "loss tune", "loss eval",
-                "eval loss ≤ budget", "tuned (min)", "system (min)"):
+    for col in ("system", "budget", "mode", "× tune", "× check", "× eval", "loss tune",
+                "loss check", "loss eval", "check ≤ budget", "eval ≤ budget", "tuned (min)",
+                "system (min)"):
         t.add_column(col, justify="right")
     for res in results:
         for p in sorted(res["picks"], key=lambda p: (p["budget"], p["mode"])):
             t.add_row(res["system"], f"{p['budget']:.0%}", p["mode"],
-                      _x(p["speedup_tune"]), _x(p["speedup_eval"]), f"{p['loss_tune']:.1%}",
-                      f"{p['loss_eval']:.1%}", "yes" if p["eval_within_budget"] else
-                      "[bold red]NO[/]", f"{p['tuning_minutes']:.1f}",
+                      _x(p["speedup_tune"]), _x(p["speedup_check"]), _x(p["speedup_eval"]),
+                      f"{p['loss_tune']:.1%}", f"{p['loss_check']:.1%}",
+                      f"{p['loss_eval']:.1%}", _yes(p["check_within_budget"]),
+                      _yes(p["eval_within_budget"]), f"{p['tuning_minutes']:.1f}",
                       f"{res['total_minutes']:.1f}")
     return t
+
+
+def _yes(ok: bool) -> str:
+    return "yes" if ok else "[bold red]NO[/]"
 
 
 def llm_speed(args: argparse.Namespace) -> dict[str, Any]:
@@ -304,9 +349,10 @@ def shipped_configs(where: Path, keep: Path) -> list[tuple[Path, bool]]:
 
 def bench_system(where: Path, args: argparse.Namespace) -> dict[str, Any]:
     system = load_system(str(where))
-    tune_n, eval_n = subset(system, args.tune_questions, args.eval_limit)
+    tune_n, check_n = subset(system, args.tune_questions, args.check_questions)
+    eval_n = min(args.eval_limit, len(system.questions[system.project.eval_questions]))
     out = args.out / system.name
-    console.rule(f"{system.name}: {tune_n} tune / {eval_n} eval questions, "
+    console.rule(f"{system.name}: {tune_n} tune / {check_n} check / {eval_n} eval questions, "
                  f"{args.minutes:g} min per mode")
     began = time.perf_counter()
     system.build(out / "profile-build")
@@ -324,9 +370,11 @@ def bench_system(where: Path, args: argparse.Namespace) -> dict[str, Any]:
         starts = [p for p, dynamic in shipped if mode == "dynamic" or not dynamic]
         starts += [Path(p["config_file"]) for p in picks]
         picks += tune_mode(system, mode, out / mode, args, prof, starts)
+    held_out(system, picks, eval_n)
     if args.configs:
-        ship(system, picks, args.budgets, (tune_n, eval_n))
-    return {"system": system.name, "tune_questions": tune_n, "eval_questions": eval_n,
+        ship(system, picks, args.budgets, {"tune": tune_n, "check": check_n, "eval": eval_n})
+    return {"system": system.name, "tune_questions": tune_n, "check_questions": check_n,
+            "eval_questions": eval_n,
             "minutes_per_mode": args.minutes, "profile": prof, "picks": picks,
             "total_minutes": (time.perf_counter() - began) / 60}
 
@@ -342,8 +390,12 @@ def main() -> None:
                              "except tiny)")
     parser.add_argument("--tune-questions", type=int, default=20,
                         help="first N questions of the tune file (default 20)")
+    parser.add_argument("--check-questions", type=int, default=60,
+                        help="the next N questions of the tune file (at most the rest of "
+                             "it): the tuner's held-out inputs, which decide what ships "
+                             "(default 60)")
     parser.add_argument("--eval-limit", type=int, default=40,
-                        help="first N questions of the eval file (default 40)")
+                        help="first N questions of the eval file, reported only (default 40)")
     parser.add_argument("--minutes", type=float, default=4.0,
                         help="tuning time limit per mode (default 4)")
     parser.add_argument("--budgets", default="3,6,9", help="QoS budgets in %% (default 3,6,9)")
@@ -352,7 +404,7 @@ def main() -> None:
                         help="tuning runs, in order (default static,dynamic)")
     parser.add_argument("--confirm-repeats", type=int, default=2,
                         help="interleaved repeats per candidate (default 2; the picks get "
-                             "as many on eval, at most 3)")
+                             "as many on the check questions, at most 3)")
     parser.add_argument("--confirm-candidates", type=int, default=1,
                         help="candidates per budget besides the fastest within it "
                              "(default 1)")
