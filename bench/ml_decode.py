@@ -14,9 +14,11 @@ unchanged; a rebuild recompiles only what changed), and its variants are measure
   `jax.jit`, and the exact, W8A8, W8A16, W4A16-mixed and bf16 steps once more on one thread
   (IREE's `local-sync` driver: `approxcc.ml.runtime.load(..., device="local-sync")`); beside each
   its floor (the bytes of weights a step reads — every weight of the variant but an
-  embedding table it only gathers one row from — over the bandwidth of one numpy pass on
-  every core, measured in the same run) and the share of it reached; IREE's decode can
-  read faster than numpy does, so a share above 100% says the probe was slow;
+  embedding table it only gathers one row from; llama.cpp's: every tensor of its GGUF file)
+  over the bandwidth of a numpy pass on every core, the median of passes timed among the
+  steps, one a turn, so that the floor and the steps see the same load, and the share of it
+  reached; IREE's decode can read faster than numpy does, so a share above 100% says the
+  probe was slow;
 - next-token NLL (nats/token) of 512 tokens of Wikipedia summaries, teacher-forced through
   each decode step (with a restricted vocabulary over the targets inside it, whose share is
   printed), and agreement with the exact build's greedy answers on a few prompts (the same
@@ -44,11 +46,13 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import gguf
 import jax
 import numpy as np
 from rich.console import Console
@@ -87,6 +91,7 @@ SYNC_VARIANTS = ("exact", "weights=w8a8", "weights=w8a16", "weights=w4a16-mixed"
                  "precision=bf16")
 ONE_THREAD = ", 1 thread"
 JAX = "jax.jit"
+PROBE = "numpy pass"
 
 
 # --- the build ------------------------------------------------------------------------
@@ -158,15 +163,19 @@ def rotated(names: list[str], turn: int) -> list[str]:
 
 
 def interleaved_decode(steps: dict[str, CachedStep], ids: list[int], tokens: int,
-                       repeats: int) -> dict[str, float]:
-    """Median seconds per greedy step of each runner, one step each in turn."""
+                       repeats: int, probe: NumpyPass) -> dict[str, float]:
+    """Median seconds per greedy step of each runner, one step each in turn, `probe` (the
+    floor's bandwidth) taking its turn among them."""
     times: dict[str, list[float]] = {name: [] for name in steps}
     for _ in range(repeats):
         seqs = {name: list(ids) for name in steps}
         for step in steps.values():
             step.prefill(ids[:-1])
         for pos in range(len(ids) - 1, len(ids) - 1 + tokens):
-            for name in rotated(list(steps), pos):
+            for name in rotated([*steps, PROBE], pos):
+                if name == PROBE:
+                    probe()
+                    continue
                 start = time.perf_counter()
                 logits = steps[name].decode(seqs[name][-1], pos)
                 times[name].append(time.perf_counter() - start)
@@ -234,17 +243,39 @@ def interleaved_prefill(runs: dict[str, Callable[[list[int]], Any]], ids: list[i
 
 # --- the machine -----------------------------------------------------------------------
 
-def measure_bandwidth(repeats: int = 5) -> float:
-    """GB/s of one pass over 512 MiB, the best of `repeats`: numpy maxima of its slices on
-    every core at once (a decode step reads its weights from every core; a max is the
-    fastest numpy pass here, 26 GB/s against a sum's 18 on a busy machine)."""
-    from concurrent.futures import ThreadPoolExecutor
+class NumpyPass:
+    """One numpy pass over 512 MiB: maxima of its slices on every core at once (a decode step
+    reads its weights from every core; a max is the fastest numpy pass here, 26 GB/s against
+    a sum's 18 on a busy machine). Each call records its GB/s. Timed between decode steps
+    (`interleaved_decode`), its median is the floor's bandwidth under the load the steps
+    saw: the machine's bandwidth moves by 2x within a run (best passes of 53 and 37 GB/s at
+    the start and the end of one), and a best pass against median steps compares its
+    quietest moment with its usual one."""
 
-    a = np.ones(1 << 27, np.float32)
-    parts = np.array_split(a, os.cpu_count() or 1)
-    with ThreadPoolExecutor(len(parts)) as pool:   # numpy's reductions release the GIL
-        best = min(_timed(lambda: list(pool.map(np.max, parts))) for _ in range(repeats))
-    return a.nbytes / best / 1e9
+    def __init__(self) -> None:
+        self.data = np.ones(1 << 27, np.float32)
+        self.parts = np.array_split(self.data, os.cpu_count() or 1)
+        self.pool = ThreadPoolExecutor(len(self.parts))   # numpy's reductions release the GIL
+        self.gb_s: list[float] = []
+
+    def __call__(self) -> None:
+        seconds = _timed(lambda: list(self.pool.map(np.max, self.parts)))
+        self.gb_s.append(self.data.nbytes / seconds / 1e9)
+
+    def median(self) -> float:
+        return float(np.median(self.gb_s))
+
+    def close(self) -> None:
+        self.pool.shutdown()
+
+
+def measure_bandwidth(repeats: int = 5) -> float:
+    """GB/s of the best of `repeats` numpy passes (`NumpyPass`)."""
+    probe = NumpyPass()
+    for _ in range(repeats):
+        probe()
+    probe.close()
+    return max(probe.gb_s)
 
 
 def measure_matmul_peak(repeats: int = 5) -> float:
@@ -269,6 +300,7 @@ class Row:
     decode_ms: float = float("nan")
     floor_ms: float = float("nan")
     bytes_per_token: float = 0
+    bandwidth_gb_s: float = float("nan")   # the floor's: median numpy pass among the steps
     prefill_tok_s: dict[int, float] = field(default_factory=dict)
     prefill_gflops: dict[int, float] = field(default_factory=dict)
     jax_prefill_tok_s: dict[int, float] = field(default_factory=dict)
@@ -279,8 +311,12 @@ class Row:
     def floor_share(self) -> float:
         return self.floor_ms / self.decode_ms
 
+    def set_floor(self, bytes_per_token: float, bandwidth_gb_s: float) -> None:
+        self.bytes_per_token, self.bandwidth_gb_s = bytes_per_token, bandwidth_gb_s
+        self.floor_ms = bytes_per_token / bandwidth_gb_s / 1e6
 
-def bench_model(name: str, args: argparse.Namespace, bandwidth: float,
+
+def bench_model(name: str, args: argparse.Namespace,
                 console: Console) -> tuple[list[Row], DecoderModel]:
     t0 = time.perf_counter()
     manifest = build(name, args.build_root / name)
@@ -304,9 +340,6 @@ def bench_model(name: str, args: argparse.Namespace, bandwidth: float,
     for label, step in steps.items():
         row = rows[label] = Row(name, label)
         base = label.removesuffix(ONE_THREAD)
-        if base in sizes:
-            row.bytes_per_token = sizes[base]
-            row.floor_ms = sizes[base] / bandwidth / 1e6
         if base != label:   # the same module and weights as `base`'s: the same numbers
             row.nll, row.coverage, row.agreement = (rows[base].nll, rows[base].coverage,
                                                     rows[base].agreement)
@@ -317,9 +350,16 @@ def bench_model(name: str, args: argparse.Namespace, bandwidth: float,
         exact = exact or got
         row.agreement = sum(got[p] == exact[p] for p in got) / len(got)
     first = prompt_ids(model, PROMPTS[name][0])
-    for label, s in interleaved_decode(steps, first, args.tokens, args.repeats).items():
+    probe = NumpyPass()
+    seconds = interleaved_decode(steps, first, args.tokens, args.repeats, probe)
+    probe.close()
+    console.print(f"  numpy among the decode steps: median {probe.median():.1f} GB/s (best "
+                  f"{max(probe.gb_s):.1f}, {len(probe.gb_s)} passes)")
+    for label, s in seconds.items():
         row = rows[label]
         row.decode_ms = s * 1e3
+        if label.removesuffix(ONE_THREAD) in sizes:
+            row.set_floor(sizes[label.removesuffix(ONE_THREAD)], probe.median())
         floor = (f", floor {row.floor_ms:.1f} ms ({row.floor_share():.0%})"
                  if row.bytes_per_token else "")
         console.print(f"  {label}: decode {row.decode_ms:.1f} ms/token{floor}, NLL "
@@ -391,18 +431,23 @@ def llama_cpp_row(model: DecoderModel, path: Path, tokens: int, repeats: int,
         row.prefill_tok_s[n] = n / interleaved_prefill({"llama": run}, long_prompt(model, n),
                                                        repeats)["llama"]
     run(prompt_ids(model, PROMPTS[model.name][0]))
-    steps = []
+    steps, probe = [], NumpyPass()
     for _ in range(tokens):
         token = int(np.argmax(llm.scores[llm.n_tokens - 1]))
+        probe()
         steps.append(_timed(lambda token=token: llm.eval([token])))
+    probe.close()
     row.decode_ms = float(np.median(steps[1:])) * 1e3
+    # every tensor of the file a step reads (the tied embedding as the output head)
+    row.set_floor(sum(int(t.n_bytes) for t in gguf.GGUFReader(path).tensors), probe.median())
     return row
 
 
 def report(rows: list[Row], bandwidth: float, peak: float, console: Console) -> None:
-    table = Table(title=f"decode (batch 1, ms/token, median) and prefill; numpy: "
+    table = Table(title=f"decode (batch 1, ms/token, median; GB/s: the floor's, numpy among "
+                        f"the steps) and prefill; numpy's best pass at the start "
                         f"{bandwidth:.1f} GB/s, f32 matmul {peak:.0f} GFLOP/s")
-    for col in ("model", "variant", "decode ms", "floor ms", "of floor", "MB/token",
+    for col in ("model", "variant", "decode ms", "floor ms", "of floor", "MB/token", "GB/s",
                 "prefill128 tok/s", "prefill512 tok/s", "512: of peak", "jax 128 / 512",
                 "NLL", "cover", "agree"):
         table.add_column(col, justify="right")
@@ -415,6 +460,7 @@ def report(rows: list[Row], bandwidth: float, peak: float, console: Console) -> 
             f"{r.floor_ms:.1f}" if r.bytes_per_token else "",
             f"{r.floor_share():.0%}" if r.bytes_per_token else "",
             f"{r.bytes_per_token / 1e6:.0f}" if r.bytes_per_token else "",
+            f"{r.bandwidth_gb_s:.1f}" if r.bytes_per_token else "",
             f"{p128:.0f}" if p128 else "", f"{p512:.0f}" if p512 else "",
             f"{g512 / peak:.0%}" if g512 else "",
             f"{j128:.0f} / {j512:.0f}" if j128 and j512 else "",
@@ -449,11 +495,11 @@ def main() -> None:
     args = parser.parse_args()
     console = Console(width=200)
     bandwidth, peak = measure_bandwidth(), measure_matmul_peak()
-    console.print(f"numpy: {bandwidth:.1f} GB/s one pass, f32 matmul {peak:.0f} GFLOP/s")
+    console.print(f"numpy: {bandwidth:.1f} GB/s best pass, f32 matmul {peak:.0f} GFLOP/s")
     machine = {"bandwidth_gb_s": bandwidth, "matmul_gflop_s": peak}
     rows: list[Row] = []
     for name in args.models:
-        model_rows, model = bench_model(name, args, bandwidth, console)
+        model_rows, model = bench_model(name, args, console)
         rows += model_rows
         peer = llama_cpp_row(model, MODELS[name][0](), args.tokens, args.repeats, args.threads)
         if peer is None:
