@@ -307,7 +307,10 @@ def _integer_dot(eqn: core.JaxprEqn, lhs: Any, w: QTensor, activation_bits: int)
         sums = lax.dot_general(halves, w.q, ((tuple(a + 1 for a in lc), rc), batch),
                                preferred_element_type=jnp.int32).astype(jnp.float32)
         acc = SPLIT * sums[0] + sums[1]
-    s_rows = jnp.squeeze(s_x, axis=lc)[..., None]
+    # The rows' scale once more, written apart from s_x: a scalar that both the codes and the
+    # output read gets an IREE dispatch of its own (one a quantised input, four a layer).
+    # Where amax is 0 every code and sum is 0, so the `where` is not needed here.
+    s_rows = jnp.squeeze(amax, axis=lc)[..., None] * (1 / top)
     out = acc * s_rows * w.scale.reshape(-1).astype(jnp.float32)
     return out.astype(eqn.outvars[0].aval.dtype)
 
