@@ -82,9 +82,9 @@ def zeros(sig: dict[str, Any], symbolic: int) -> np.ndarray:
 
 
 def profile(root: Path, variant: dict[str, Any], inputs: list[np.ndarray], calls: int,
-            work: Path) -> dict[str, float]:
-    """Mean ms per call spent in each dispatch function of `variant` (all its invocations
-    in the call: one a layer for most)."""
+            work: Path) -> dict[str, tuple[float, float]]:
+    """Per dispatch function of `variant`: mean ms per call spent in it (all its
+    invocations in the call: one a layer for most) and its invocations per call."""
     index = ireert.ParameterIndex()
     with np.load(root / variant["weights"]) as npz:
         for i in range(len(npz.files)):
@@ -115,7 +115,7 @@ def profile(root: Path, variant: dict[str, Any], inputs: list[np.ndarray], calls
     # A dispatch of one layer runs once a layer: the calls profiled (warm-up included) are
     # the samples of the dispatches that run once a call, the fewest of any.
     n_calls = min(counts.values())
-    return {name: ms / n_calls for name, ms in totals.items()}
+    return {name: (ms / n_calls, counts[name] / n_calls) for name, ms in totals.items()}
 
 
 def main() -> None:
@@ -142,25 +142,27 @@ def main() -> None:
     else:
         inputs[0] = np.arange(1, 1 + inputs[0].size, dtype=np.int32)
     with tempfile.TemporaryDirectory() as tmp:
-        times = profile(manifest.parent, variant, inputs, args.calls, Path(tmp))
+        profiled = profile(manifest.parent, variant, inputs, args.calls, Path(tmp))
+    times = {name: ms for name, (ms, _) in profiled.items()}
     total = sum(times.values())
+    dispatches = sum(n for _, n in profiled.values())
     groups: dict[str, float] = defaultdict(float)
     for name, ms in times.items():
         groups[kind(name, VOCAB[args.model])] += ms
     labels = ", ".join(f"{k}={v}" for k, v in variant["labels"].items())
     console = Console(width=160)
     table = Table(title=f"{args.model} {args.fn} <{labels}>: {total:.1f} ms of dispatches a "
-                        f"call, {len(times)} dispatches")
+                        f"call, {dispatches:.0f} dispatches a call of {len(times)} functions")
     for col in ("group", "ms", "share"):
         table.add_column(col, justify="right")
     for group, ms in sorted(groups.items(), key=lambda g: -g[1]):
         table.add_row(group, f"{ms:.2f}", f"{ms / total:.0%}")
     console.print(table)
-    top = Table(title=f"top {args.top} dispatches")
-    for col in ("dispatch", "ms", "share"):
+    top = Table(title=f"top {args.top} dispatch functions")
+    for col in ("dispatch", "ms", "share", "a call"):
         top.add_column(col, justify="right")
     for name, ms in sorted(times.items(), key=lambda t: -t[1])[:args.top]:
-        top.add_row(name, f"{ms:.2f}", f"{ms / total:.0%}")
+        top.add_row(name, f"{ms:.2f}", f"{ms / total:.0%}", f"{profiled[name][1]:.0f}")
     console.print(top)
 
 
