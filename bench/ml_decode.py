@@ -52,7 +52,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import gguf
 import jax
 import numpy as np
 from rich.console import Console
@@ -61,6 +60,7 @@ from rich.table import Table
 from workloads.data import wiki
 from workloads.models import MODELS, DecoderModel
 from workloads.models.decode import prompt_ids
+from workloads.models.gguf_file import GGUFFile
 from workloads.models.weights import iter_layers, output_head
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -358,8 +358,9 @@ def bench_model(name: str, args: argparse.Namespace,
     for label, s in seconds.items():
         row = rows[label]
         row.decode_ms = s * 1e3
-        if label.removesuffix(ONE_THREAD) in sizes:
-            row.set_floor(sizes[label.removesuffix(ONE_THREAD)], probe.median())
+        base = label.removesuffix(ONE_THREAD)
+        if base in sizes:
+            row.set_floor(sizes[base], probe.median())
         floor = (f", floor {row.floor_ms:.1f} ms ({row.floor_share():.0%})"
                  if row.bytes_per_token else "")
         console.print(f"  {label}: decode {row.decode_ms:.1f} ms/token{floor}, NLL "
@@ -439,7 +440,7 @@ def llama_cpp_row(model: DecoderModel, path: Path, tokens: int, repeats: int,
     probe.close()
     row.decode_ms = float(np.median(steps[1:])) * 1e3
     # every tensor of the file a step reads (the tied embedding as the output head)
-    row.set_floor(sum(int(t.n_bytes) for t in gguf.GGUFReader(path).tensors), probe.median())
+    row.set_floor(GGUFFile(path).tensor_bytes(), probe.median())
     return row
 
 

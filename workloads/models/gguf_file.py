@@ -127,6 +127,10 @@ class GGUFFile:
     def tensor_names(self) -> list[str]:
         return [info.name for info in self._infos]
 
+    def tensor_bytes(self) -> int:
+        """The bytes of every tensor as stored (quantized blocks included)."""
+        return sum(self._raw(info).nbytes for info in self._infos)
+
     def _raw(self, info: _TensorInfo) -> np.ndarray:
         block, type_size = gguf.GGML_QUANT_SIZES[info.qtype]
         rows = int(np.prod(info.dims[1:], dtype=np.int64))
