@@ -253,20 +253,6 @@ def _budgets(text: str) -> list[float]:
     return sorted(set(out))
 
 
-def _seconds(text: str) -> float:
-    """"90", "90s", "10m", "1h" → seconds."""
-    units = {"s": 1.0, "m": 60.0, "h": 3600.0}
-    scale = units.get(text[-1:], 1.0)
-    try:
-        value = float(text[:-1] if text[-1:] in units else text) * scale
-    except ValueError:
-        raise CompileError(f"--time-limit: '{text}' is not a duration like 90s, 10m or 1h") \
-            from None
-    if value <= 0:
-        raise CompileError(f"--time-limit: '{text}' must be positive")
-    return value
-
-
 @cli.command("tune")
 @click.argument("target", metavar="[DIR | approx.toml]", default=".")
 @click.option("--qos-budget", "budgets", required=True,
@@ -320,6 +306,7 @@ def tune_cmd(target: str, budgets: str, time_limit: str, parallel: int, cluster:
 
     from approxcc.tune import CProgram, TuneOptions, tune
     from approxcc.tune.report import report
+    from approxcc.tune.tuner import seconds
 
     console = Console(stderr=True)
 
@@ -333,8 +320,9 @@ def tune_cmd(target: str, budgets: str, time_limit: str, parallel: int, cluster:
             program = CProgram.load(target)
             app, root, qos = program, program.program.root, program.program.metric
         out_dir = Path(out) if out else root / "tuned"
-        opts = TuneOptions(_budgets(budgets), out_dir, _seconds(time_limit), parallel, seed,
-                           Path(db) if db else None, resume, mode, timeout, repeats, max_evals,
+        opts = TuneOptions(_budgets(budgets), out_dir, seconds(time_limit, "--time-limit"),
+                           parallel, seed, Path(db) if db else None, resume, mode, timeout,
+                           repeats, max_evals,
                            not no_screening, qos, cluster=cluster,
                            confirm_repeats=confirm_repeats,
                            confirm_candidates=confirm_candidates,

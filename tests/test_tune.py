@@ -15,6 +15,7 @@ import pytest
 from conftest import EXAMPLE, Result, Synthetic, run_approxcc, small_example
 from rich.console import Console
 
+from approxcc.diagnostics import CompileError
 from approxcc.tune import CProgram, RunFailed, RunResult, TuneOptions, tune
 from approxcc.tune.pareto import dominated, front, hypervolume, time_to_fraction
 from approxcc.tune.report import report
@@ -557,3 +558,26 @@ def test_a_bad_starting_configuration_is_a_diagnostic(tmp_path: Path) -> None:
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert f"{bad}:2:3: error: unknown knob 'nope' (the program has: " in proc.stderr, \
         proc.stderr
+
+
+@pytest.mark.parametrize("limit, seconds", [("90s", 90.0), ("2m", 120.0), (" 1h", 3600.0),
+                                            ("45", 45.0), (30, 30.0), (2.5, 2.5)])
+def test_a_time_limit_takes_a_duration(tmp_path: Path, limit: float | str,
+                                       seconds: float) -> None:
+    assert TuneOptions([0.01], tmp_path, time_limit=limit).time_limit == seconds
+
+
+@pytest.mark.parametrize("limit, message", [
+    ("soon", "time_limit: 'soon' is not a duration like 90s, 10m or 1h"),
+    ("-5s", "time_limit: '-5s' must be a positive duration"),
+    (None, "time_limit: None is not a duration like 90s, 10m or 1h"),
+])
+def test_a_bad_time_limit_is_a_clear_error(tmp_path: Path, limit: object,
+                                           message: str) -> None:
+    with pytest.raises(CompileError) as info:
+        TuneOptions([0.01], tmp_path, time_limit=limit)   # type: ignore[arg-type]
+    assert str(info.value) == message
+    proc = approxcc("tune", str(EXAMPLE), "--qos-budget", "5%", "--time-limit", "soon",
+                    check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "error: --time-limit: 'soon' is not a duration" in proc.stderr

@@ -40,11 +40,32 @@ MAX_IDLE_ANSWERS = 60       # consecutive answers from the DB before a search is
 EVAL_REPEATS = 3            # at most, per pick on the eval inputs (5× the inputs already)
 
 
+def seconds(value: float | str, option: str = "time_limit") -> float:
+    """A duration: a number of seconds, or text like "90", "90s", "10m", "1h"; a
+    CompileError naming `option` otherwise."""
+    units = {"s": 1.0, "m": 60.0, "h": 3600.0}
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        result = float(value)
+    elif isinstance(value, str):
+        text = value.strip()
+        scale = units.get(text[-1:], 1.0)
+        try:
+            result = float(text[:-1] if text[-1:] in units else text) * scale
+        except ValueError:
+            raise CompileError(f"{option}: '{value}' is not a duration like 90s, 10m or 1h") \
+                from None
+    else:
+        raise CompileError(f"{option}: {value!r} is not a duration like 90s, 10m or 1h")
+    if not 0 < result < float("inf"):
+        raise CompileError(f"{option}: '{value}' must be a positive duration")
+    return result
+
+
 @dataclass
 class TuneOptions:
     budgets: list[float]
     out: Path
-    time_limit: float = 600.0
+    time_limit: float | str = 600.0    # seconds, or "90s", "10m", "1h": seconds once made
     parallel: int = 1
     seed: int = 0
     db: Path | None = None
@@ -63,6 +84,7 @@ class TuneOptions:
     start_from: list[Path] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        self.time_limit = seconds(self.time_limit)
         # Evaluations run in their own folders: paths given relative to here must stay valid.
         self.out = Path(self.out).resolve()
         self.db = Path(self.db).resolve() if self.db else None
