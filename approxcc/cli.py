@@ -305,7 +305,7 @@ def tune_cmd(target: str, budgets: str, time_limit: str, parallel: int, cluster:
     from rich.console import Console
 
     from approxcc.tune import CProgram, TuneOptions, tune
-    from approxcc.tune.report import report
+    from approxcc.tune.report import report, stdout_console
     from approxcc.tune.tuner import seconds
 
     console = Console(stderr=True)
@@ -330,7 +330,7 @@ def tune_cmd(target: str, budgets: str, time_limit: str, parallel: int, cluster:
         try:
             tune(app, opts, console,
                  reporter=lambda results, run_id: report(results, results.run(run_id),
-                                                         out_dir, Console()))
+                                                         out_dir, stdout_console()))
         except KeyboardInterrupt:
             click.echo("approxcc: interrupted; finished evaluations are in the results DB "
                        "(continue with --resume)", err=True)
@@ -370,10 +370,8 @@ def eval_cmd(system: str, config: str, questions: str, limit: int | None,
               help="Where to write configs and pareto.png (default: beside the DB).")
 def report_cmd(db_path: str, out: str | None) -> int:
     """Re-print the tables and plots of the latest run in a results DB."""
-    from rich.console import Console
-
     from approxcc.tune.db import ResultsDB
-    from approxcc.tune.report import report
+    from approxcc.tune.report import report, stdout_console
 
     path = Path(db_path)
 
@@ -384,6 +382,6 @@ def report_cmd(db_path: str, out: str | None) -> int:
         run = results.latest_run()
         if run is None:
             raise CompileError(f"'{db_path}' holds no tuning run")
-        report(results, run, Path(out) if out else path.parent, Console())
+        report(results, run, Path(out) if out else path.parent, stdout_console())
 
     return _diagnosed(body)

@@ -581,3 +581,22 @@ def test_a_bad_time_limit_is_a_clear_error(tmp_path: Path, limit: object,
                     check=False)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "error: --time-limit: 'soon' is not a duration" in proc.stderr
+
+
+def test_a_piped_report_prints_whole_rows(tmp_path: Path) -> None:
+    """Rich cuts a table at 80 columns where stdout is not a terminal: the report's rows
+    are whole there (each pick's knobs on its budget's line)."""
+    out = tmp_path / "out"
+    tune(Synthetic(), TuneOptions([0.01, 0.05], out, max_evals=16, mode="static",
+                                  confirm_repeats=2), Console(quiet=True))
+    done = run_approxcc(["report", out / "results.db", "--out", tmp_path / "again"],
+                        env={"COLUMNS": None})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert max(map(len, lines)) > 80
+    for name in ("1pct", "5pct"):
+        pick = json.loads((tmp_path / "again" / f"{name}.json").read_text())
+        knobs = " ".join(f"{k}={v['value']}" for k, v in pick["knobs"].items())
+        budget = f"{pick['qos']['budget']:.1%}"
+        assert any(line.split()[1:2] == [budget] and line.rstrip(" │|").endswith(knobs)
+                   for line in lines if len(line.split()) > 1), (knobs, done.stdout)

@@ -20,6 +20,7 @@ from approxcc.tune.picks import Pick, Spread, choose
 from approxcc.tune.space import is_dynamic_config
 
 HV_FRACTION = 0.95
+PIPED_WIDTH = 10_000   # the console's width when stdout is a file or a pipe: no row is cut
 
 
 @dataclass(frozen=True)
@@ -231,6 +232,13 @@ def plot(db: ResultsDB, run: Run, path: Path, chosen: list[Row] | None = None,
 def _by_loss(points: list[Evaluation]) -> list[Evaluation]:
     return sorted(front(points, key=lambda e: (e.time or 0.0, e.loss or 0.0)),
                   key=lambda e: e.loss or 0.0)
+
+
+def stdout_console() -> Console:
+    """The console the report prints on: stdout as a terminal, else (a file, a pipe) wide
+    enough for whole rows, which rich would otherwise cut or fold at 80 columns."""
+    console = Console()
+    return console if console.is_terminal else Console(width=PIPED_WIDTH)
 
 
 def report(db: ResultsDB, run: Run, out: Path, console: Console) -> list[Row]:
