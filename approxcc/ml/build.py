@@ -94,7 +94,20 @@ class Manifest:
 
     @staticmethod
     def load(path: str | Path) -> Manifest:
-        return Manifest(Path(path), json.loads(Path(path).read_text()))
+        """The manifest of a build: `path` is its folder (`approxcc model.py -o DIR`) or
+        the folder's manifest.json."""
+        file = Path(path) / "manifest.json" if Path(path).is_dir() else Path(path)
+        expected = "expected the folder of `approxcc model.py -o DIR` or its manifest.json"
+        try:
+            data = json.loads(file.read_text())
+        except OSError as err:
+            raise CompileError(f"cannot read the manifest '{file}': {err.strerror} "
+                               f"({expected})") from None
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise CompileError(f"'{file}' is not a build manifest ({expected})") from None
+        if not isinstance(data, dict) or "approxcc_ml" not in data:
+            raise CompileError(f"'{file}' is not a build manifest ({expected})")
+        return Manifest(file, data)
 
 
 @shared_conversions()   # variants (of every function) converting a weight alike share it

@@ -48,6 +48,7 @@ DRIVER_TARGET = {"local-task": "cpu", "local-sync": "cpu", "cuda": "cuda", "hip"
 def load(manifest: str | Path, config: str | Path | Mapping[str, Any] | None = None,
          device: str = "auto", states: Mapping[str, Callable[..., float]] | None = None,
          strict: bool = True) -> Program:
+    """The build at `manifest` (its folder, or the folder's manifest.json), configured."""
     return Program(Manifest.load(manifest), config, device, states, strict)
 
 
