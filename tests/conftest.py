@@ -172,10 +172,11 @@ def build_both(sources: str | Mapping[str, str], folder: Path, *flags: str,
                keep_temps: bool = False) -> tuple[Path, Path]:
     """`sources` built by approxcc (with `flags`; `silent`: printing nothing; `keep_temps`:
     with -save-temps, so `<stem>.approx.mlir` holds each file's approx IR) as `approx`, and
-    by `compiler -O2` (same flags) as `ref`."""
+    by `compiler -O2` (same flags) as `ref`. Every function goes through approxcc's frontend
+    (-fapprox-mlir=all): these are the frontend's differential tests."""
     names = write_sources(folder, sources)
-    built = approxcc_ok("build", *names, *flags, *["-save-temps"] * keep_temps, "-o", "approx",
-                        cwd=folder)
+    built = approxcc_ok("build", *names, *flags, "-fapprox-mlir=all",
+                        *["-save-temps"] * keep_temps, "-o", "approx", cwd=folder)
     assert not silent or built.stderr == "", built.stderr
     cc("-O2", *names, *flags, "-o", "ref", "-lm", cwd=folder, compiler=compiler)
     return folder / "approx", folder / "ref"
@@ -188,6 +189,27 @@ def assert_same_as_cc(sources: str | Mapping[str, str], folder: Path, *flags: st
     got, want = (run_binary(exe) for exe in build_both(sources, folder, *flags,
                                                         compiler=compiler, silent=silent,
                                                         keep_temps=keep_temps))
+    assert want.stdout, "the program should print something"
+    assert (got.stdout, got.returncode) == (want.stdout, want.returncode), got.stderr
+    return got.stdout
+
+
+MLIR_ALL = "-fapprox-mlir=all"  # every function through the MLIR frontend
+
+
+def assert_same_as_cc_through_mlir(sources: str | Mapping[str, str], folder: Path,
+                                   *flags: str, approx_flags: Sequence[str] = ()) -> str:
+    """`sources` built by approxcc with every function through the MLIR frontend (MLIR_ALL
+    and `approx_flags`: none left to the system compiler, no remainder) print what `cc -O2`
+    builds and exit alike; the output."""
+    names = write_sources(folder, sources)
+    approxcc_ok("build", *names, *flags, MLIR_ALL, *approx_flags, "-save-temps", "-o",
+                "approx", cwd=folder)
+    for name in names:
+        rest = folder / f"{Path(name).stem}.rest{Path(name).suffix}"
+        assert not rest.exists() or not rest.read_text().strip(), rest.read_text()
+    cc("-O2", *names, *flags, "-o", "ref", "-lm", cwd=folder)
+    got, want = run_binary(folder / "approx"), run_binary(folder / "ref")
     assert want.stdout, "the program should print something"
     assert (got.stdout, got.returncode) == (want.stdout, want.returncode), got.stderr
     return got.stdout

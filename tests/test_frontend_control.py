@@ -11,6 +11,7 @@ from conftest import (
     NOT_YET,
     approxcc_ok,
     assert_same_as_cc,
+    assert_same_as_cc_through_mlir,
     build_both,
     diagnose,
     output_of,
@@ -300,6 +301,82 @@ def test_goto_prints_what_cc_prints(tmp_path: Path):
               "    if (i * x > 40) goto done;\n  x = -1;\ndone:\n"
               '  printf("%d %d\\n", x, n);\n  return 0;\n}\n')
     assert_same_as_cc(source, tmp_path)
+
+
+GOTOS = r"""#include <stdio.h>
+enum { PUSH, ADD, DEC, DUP, JNZ, HALT };
+/* a goto-threaded interpreter: the dispatch jumps forward to one of several labels */
+static int run(const int *code) {
+  int stack[16], sp = 0, pc = 0, op;
+next:
+  op = code[pc++];
+  if (op == PUSH) goto push;
+  if (op == ADD) goto add;
+  if (op == DEC) goto dec;
+  if (op == DUP) goto dup;
+  if (op == JNZ) goto jnz;
+  goto halt;
+push: stack[sp++] = code[pc++]; goto next;
+add: sp--; stack[sp - 1] += stack[sp]; goto next;
+dec: stack[sp - 1]--; goto next;
+dup: stack[sp] = stack[sp - 1]; sp++; goto next;
+jnz: if (stack[--sp]) pc = code[pc]; else pc++; goto next;
+halt:
+  return stack[sp - 1];
+}
+/* a forward goto to the second label of a chain, and to the last one */
+static int chain(int n) {
+  int x = 0;
+  if (n == 1) goto b;
+  if (n == 2) goto c;
+  x = 100;
+a: b: c: x++;
+  if (x < 3) goto a;
+  return x;
+}
+/* one statement, two targets */
+static int two_targets(int n) {
+  int x = 0;
+  if (n) goto a; else goto b;
+  x = 100;
+a: x += 1;
+b: x += 10;
+  return x;
+}
+/* a forward goto inside the loop a backward goto makes, taken once: its flag is cleared */
+static int taken_once(int n) {
+  int x = 0, y = 0;
+again:
+  if (x == 0) goto skip;
+  y += 100;
+skip:
+  x++;
+  if (x < n) goto again;
+  return x * 1000 + y;
+}
+/* a forward goto into the statements a later backward goto repeats */
+static int into_loop(int n) {
+  int x = 0, y = 0;
+  if (n) goto mid;
+top: x++;
+mid: y++;
+  if (y < 4) goto top;
+  return x * 10 + y;
+}
+int main(void) {
+  /* pushes 5, 4, 3, 2, 1, 0 (a loop), adds them */
+  const int code[] = {PUSH, 5, DUP, DEC, DUP, JNZ, 2, ADD, ADD, ADD, ADD, ADD, HALT};
+  printf("%d %d %d %d %d %d\n", chain(0), chain(1), chain(2), two_targets(0),
+         two_targets(1), taken_once(4));
+  printf("%d %d\n", into_loop(0), into_loop(1));
+  printf("%d\n", run(code));
+  return 0;
+}
+"""
+
+
+def test_forward_gotos_to_label_chains_and_several_labels(tmp_path: Path):
+    assert_same_as_cc_through_mlir(GOTOS, tmp_path)
 
 
 def test_case_label_inside_a_nested_statement(tmp_path: Path):

@@ -140,35 +140,41 @@ class StatementEmitter:
             self.sequence(kids)
         self.flags = saved
 
-    def sequence(self, statements: list[Cursor], looping: frozenset[str] = frozenset()) -> None:
-        """Statements in order; those after one that may jump run only if it did not, up
-        to the label a goto among the jumps lands on. From a label that a later goto jumps
-        back to (not one of `looping`, whose loop this is), the statements are a loop."""
+    def sequence(self, statements: list[Cursor], looping: frozenset[str] = frozenset(),
+                 pending: frozenset[str] = frozenset()) -> None:
+        """Statements in order. A jump in flight (`pending`: taken before these statements,
+        or by one of them) skips the statements up to the label it lands on, one guard per
+        stretch between landings; landing clears its flag, so that a label reached again
+        (in a loop) finds it clear. From a label that a later goto jumps back to (not one
+        of `looping`, whose loop this is), the statements are a loop."""
         for i, s in enumerate(statements):
-            back = (set(labels(s)) & escapes_all(statements[i:])) - (looping if i == 0 else set())
+            here = frozenset(labels(s))
+            back = (here & escapes_all(statements[i:])) - (looping if i == 0 else frozenset())
             if back:
-                self.backward_gotos(frozenset(back), statements[i:])
+                self.backward_gotos(back, statements[i:], pending - here)
                 return
+            pending -= here
+            if pending:
+                at = next((j for j in range(i + 1, len(statements))
+                           if set(labels(statements[j])) & (pending |
+                                                             escapes_all(statements[j:]))),
+                          len(statements))
+                with self.unless_jumped(pending):
+                    self.sequence(statements[i:at], looping if i == 0 else frozenset())
+                self.sequence(statements[at:], pending=pending | escapes_all(statements[i:at]))
+                return
+            for kind in here & self.flags.keys():
+                self.set_flag(kind, False)
             self.statement(s)
-            jumps = escapes(s)
-            if jumps and i + 1 < len(statements):
-                rest = statements[i + 1:]
-                at = next((j for j, r in enumerate(rest) if jumps & set(labels(r))), len(rest))
-                with self.unless_jumped(jumps):
-                    self.sequence(rest[:at])
-                if at < len(rest):  # still skipped: the jumps that do not land here
-                    skipping = (jumps | escapes_all(rest[:at])) - set(labels(rest[at]))
-                    with self.unless_jumped(skipping):
-                        self.sequence(rest[at:])
-                return
+            pending = escapes(s)
 
-    def backward_gotos(self, kinds: frozenset[str], statements: list[Cursor]) -> None:
-        """Statements from a label on, run again each time a goto jumps back to it."""
+    def backward_gotos(self, kinds: frozenset[str], statements: list[Cursor],
+                       pending: frozenset[str]) -> None:
+        """Statements from a label on, run again each time a goto jumps back to it (the
+        jumps `pending` on entry skip what precedes their labels the first time)."""
         before, after = Block(), Block()
         with self.b.at(before):
-            for kind in kinds:
-                self.set_flag(kind, False)
-            self.sequence(statements, kinds)
+            self.sequence(statements, kinds, pending)
             self.b.insert(scf.ConditionOp(self.jumped(kinds)))
         with self.b.at(after):
             self.b.insert(scf.YieldOp())
