@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,15 +31,20 @@ class Config:
     knobs: dict[str, KnobSetting]
 
 
-def load_config(path: str) -> Config:
+# knob name -> {label: config value}, for the knobs whose values are labels (an ML knob's
+# `values=["f32", "bf16"]`): a configuration may give the label instead of the value
+Labels = Mapping[str, Mapping[str, int]]
+
+
+def load_config(path: str, labels: Labels | None = None) -> Config:
     try:
         text = Path(path).read_text()
     except OSError as err:
         raise CompileError(f"cannot read configuration '{path}': {err.strerror}") from None
-    return parse_config(text, path)
+    return parse_config(text, path, labels)
 
 
-def parse_config(text: str, path: str) -> Config:
+def parse_config(text: str, path: str, labels: Labels | None = None) -> Config:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
@@ -50,7 +56,8 @@ def parse_config(text: str, path: str) -> Config:
     if not isinstance(data.get("knobs"), dict):
         raise CompileError("configuration needs a \"knobs\" object", top)
     key_locs = _knob_key_locations(text, path)
-    knobs = {name: _setting(name, entry, key_locs.get(name, top))
+    labels = labels or {}
+    knobs = {name: _setting(name, entry, key_locs.get(name, top), labels.get(name, {}))
              for name, entry in data["knobs"].items()}
     return Config(path, knobs)
 
@@ -59,28 +66,52 @@ def _is_int(x: object) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
-def _setting(name: str, entry: object, loc: SourceLocation) -> KnobSetting:
+def _setting(name: str, entry: object, loc: SourceLocation,
+             labels: Mapping[str, int]) -> KnobSetting:
     def fail(why: str) -> CompileError:
         return CompileError(f"knob '{name}': {why}", loc)
 
+    def value(x: object) -> int | None:
+        """An integer, or the config value of one of the knob's labels."""
+        if isinstance(x, int) and not isinstance(x, bool):
+            return x
+        return labels.get(x) if isinstance(x, str) else None
+
     if isinstance(entry, dict) and entry.keys() == {"value"}:
-        if not _is_int(entry["value"]):
-            raise fail("\"value\" must be an integer")
-        return KnobSetting(name, loc, value=entry["value"])
+        v = value(entry["value"])
+        if v is None:
+            raise fail("\"value\" must be an integer"
+                       + _label_hint(labels, "one of its labels", entry["value"]))
+        return KnobSetting(name, loc, value=v)
     if not (isinstance(entry, dict) and entry.keys() == {"thresholds", "decisions"}):
         raise fail("expected {\"value\": int} or {\"thresholds\": [...], \"decisions\": [...]}")
     thresholds, decisions = entry["thresholds"], entry["decisions"]
     if not (isinstance(thresholds, list)
             and all(_is_int(t) or isinstance(t, float) for t in thresholds)):
         raise fail("\"thresholds\" must be an array of numbers")
-    if not (isinstance(decisions, list) and all(_is_int(d) for d in decisions)):
-        raise fail("\"decisions\" must be an array of integers")
+    if not isinstance(decisions, list):
+        raise fail("\"decisions\" must be an array of integers"
+                   + _label_hint(labels, "of its labels"))
+    chosen = []
+    for d in decisions:
+        if (v := value(d)) is None:
+            raise fail("\"decisions\" must be an array of integers"
+                       + _label_hint(labels, "of its labels", d))
+        chosen.append(v)
     if any(a >= b for a, b in zip(thresholds, thresholds[1:], strict=False)):
         raise fail(f"thresholds {thresholds} are not strictly increasing")
-    if len(decisions) != len(thresholds) + 1:
+    if len(chosen) != len(thresholds) + 1:
         raise fail(f"{len(thresholds)} thresholds need {len(thresholds) + 1} decisions, "
-                   f"got {len(decisions)}")
-    return KnobSetting(name, loc, thresholds=tuple(thresholds), decisions=tuple(decisions))
+                   f"got {len(chosen)}")
+    return KnobSetting(name, loc, thresholds=tuple(thresholds), decisions=tuple(chosen))
+
+
+def _label_hint(labels: Mapping[str, int], which: str, *given: object) -> str:
+    """For a knob whose values are labels: which labels it takes (and what was given)."""
+    if not labels:
+        return ""
+    got = f" (got {json.dumps(given[0])})" if given else ""
+    return f" or {which} {', '.join(map(json.dumps, labels))}{got}"
 
 
 # A JSON string literal, or a bracket; everything else (numbers, literals, commas) is skipped.

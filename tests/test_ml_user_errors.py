@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from approxcc.config import parse_config
 from approxcc.diagnostics import CompileError
 from approxcc.ml.build import build_model
 from approxcc.ml.runtime import load
@@ -50,3 +51,29 @@ def test_the_runtime_loads_a_build_folder(built: Path, tmp_path: Path) -> None:
     with pytest.raises(CompileError) as info:
         load(tmp_path / "c.json")
     assert str(info.value) == f"'{tmp_path / 'c.json'}' is not a build manifest ({expected})"
+
+
+def test_a_configuration_takes_a_knobs_labels(built: Path, tmp_path: Path) -> None:
+    x = np.full((1, 8), 1.001, np.float32)
+    prog = load(built, config={"knobs": {"p": {"value": "bf16"}}})
+    assert prog.affine.choice(x) == {"p": 1}
+    assert prog.affine(x).tolist() == [[8.0] * 4]        # 1.001 is 1.0 in bfloat16
+    prog.configure({"knobs": {"p": {"value": 0}}})      # the value itself still works
+    assert prog.affine.choice(x) == {"p": 0}
+    config = tmp_path / "c.json"
+    config.write_text('{"approxcc": "1",\n "knobs": {"p": {"value": "int8"}}}\n')
+    with pytest.raises(CompileError) as info:
+        prog.configure(config)
+    assert info.value.diagnostic.render(show_source=False) == (
+        f"{config}:2:12: error: knob 'p': \"value\" must be an integer or one of its labels "
+        "\"f32\", \"bf16\" (got \"int8\")")
+    with pytest.raises(CompileError, match=r"value 3 is outside its domain \[0, 1\] "
+                                           r"\(labels \"f32\", \"bf16\"\)"):
+        prog.configure({"knobs": {"p": {"value": 3}}})
+    tree = parse_config('{"knobs": {"q": {"thresholds": [1], "decisions": ["none", "w8a8"]}}}',
+                        "c.json", {"q": {"none": 0, "w8a8": 1}})
+    assert tree.knobs["q"].decisions == (0, 1)
+    with pytest.raises(CompileError, match=r'"decisions" must be an array of integers or of '
+                                           r'its labels "none", "w8a8" \(got "int4"\)'):
+        parse_config('{"knobs": {"q": {"thresholds": [1], "decisions": ["none", "int4"]}}}',
+                     "c.json", {"q": {"none": 0, "w8a8": 1}})

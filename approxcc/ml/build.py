@@ -31,7 +31,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +51,7 @@ from xdsl.dialects.builtin import (
     UnregisteredOp,
 )
 
+from approxcc.config import KnobSetting, load_config, parse_config
 from approxcc.diagnostics import CompileError, warn
 from approxcc.ml import unsigned_int4
 from approxcc.ml.approx import Knob
@@ -80,7 +81,7 @@ from approxcc.transforms.quantize import INTEGER_PRODUCTS
 MANIFEST_VERSION = "3"   # 2: weights are IREE parameters; 3: dispatches
 PARAMETER_SCOPE = "model"
 UINT4 = IntegerType(4, Signedness.UNSIGNED)
-__all__ = ["Manifest", "build_model", "describe"]
+__all__ = ["Manifest", "build_model", "checked_config", "describe"]
 
 
 @dataclass(frozen=True)
@@ -440,6 +441,58 @@ def _knob_entry(k: Knob, exact: int | None) -> dict[str, Any]:
             "values": [_label(k, v) for v in k.domain], "domain": k.domain,
             "exact": exact, "state": k.state, "thresholds": k.thresholds,
             "range": list(k.range), "loc": str(k.loc)}
+
+
+def checked_config(knobs: Sequence[Mapping[str, Any]],
+                   config: str | Path | Mapping[str, Any] | None,
+                   strict: bool = True) -> dict[str, KnobSetting]:
+    """A configuration (a JSON file, its dict, or None: every knob exact) checked against a
+    build's knobs (their manifest entries): knob name -> setting, a knob's label standing
+    for its value. `strict=False` ignores knobs the build does not have (a compound
+    program's C knobs)."""
+    if config is None:
+        return {}
+    labels = {k["name"]: _labels(k) for k in knobs}
+    if isinstance(config, Mapping):
+        parsed = parse_config(json.dumps(config, indent=1), "<config>", labels)
+    else:
+        parsed = load_config(str(config), labels)
+    by_name = {k["name"]: k for k in knobs}
+    settings = {}
+    for name, setting in parsed.knobs.items():
+        if name in by_name:
+            settings[name] = _checked(by_name[name], setting)
+        elif strict:
+            raise CompileError(f"knob '{name}': unknown knob (this build has "
+                               f"{', '.join(sorted(by_name))})", setting.loc)
+    return settings
+
+
+def _labels(knob: Mapping[str, Any]) -> dict[str, int]:
+    """label -> config value, for a knob whose values are (distinct) text labels."""
+    named = [label for label in knob["values"] if isinstance(label, str)]
+    return {label: v for label, v in zip(knob["values"], knob["domain"], strict=True)
+            if isinstance(label, str) and named.count(label) == 1}
+
+
+def _checked(knob: Mapping[str, Any], setting: KnobSetting) -> KnobSetting:
+    def fail(why: str) -> CompileError:
+        return CompileError(f"knob '{knob['name']}': {why}", setting.loc)
+
+    domain = knob["domain"]
+    chosen = [setting.value] if setting.value is not None else list(setting.decisions or ())
+    for v in chosen:
+        if v not in domain:
+            labels = _labels(knob)
+            named = f" (labels {', '.join(map(json.dumps, labels))})" if labels else ""
+            raise fail(f"value {v} is outside its domain {domain}{named}")
+    if setting.thresholds is not None:
+        if knob["state"] is None:
+            raise fail("a static knob takes {\"value\": v}, not a decision tree")
+        if len(setting.thresholds) != knob["thresholds"]:
+            raise fail(f"expected {knob['thresholds']} threshold(s), "
+                       f"got {len(setting.thresholds)}")
+    return setting
 
 
 def _sig(a: Any) -> dict[str, Any]:

@@ -28,7 +28,6 @@ from one call to the next stays on the device (`np.asarray(x)` brings one to the
 from __future__ import annotations
 
 import bisect
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,10 +36,10 @@ from typing import Any
 import iree.runtime as ireert
 import numpy as np
 
-from approxcc.config import Config, KnobSetting, load_config, parse_config
+from approxcc.config import KnobSetting
 from approxcc.diagnostics import CompileError
 from approxcc.ml import approx
-from approxcc.ml.build import MANIFEST_VERSION, PARAMETER_SCOPE, Manifest
+from approxcc.ml.build import MANIFEST_VERSION, PARAMETER_SCOPE, Manifest, checked_config
 
 DRIVER_TARGET = {"local-task": "cpu", "local-sync": "cpu", "cuda": "cuda", "hip": "rocm"}
 
@@ -111,20 +110,11 @@ class Program:
                   strict: bool = True) -> None:
         """Applies a configuration (path, dict, or None for exact). `strict=False` ignores
         knobs this build does not have (those of the C half of a compound program)."""
-        if config is None:
-            parsed = Config("<exact>", {})
-        elif isinstance(config, Mapping):
-            parsed = parse_config(json.dumps(config, indent=1), "<config>")
-        else:
-            parsed = load_config(str(config))
-        owned = {k["name"] for f in self.functions.values() for k in f.knobs}
-        for name, setting in parsed.knobs.items():
-            if name not in owned and strict:
-                raise CompileError(f"knob '{name}': unknown knob (this build has "
-                                   f"{', '.join(sorted(owned))})", setting.loc)
+        settings = checked_config([k for f in self.functions.values() for k in f.knobs],
+                                  config, strict)
         for fn in self.functions.values():
-            fn.configure({k["name"]: _checked(k, parsed.knobs[k["name"]])
-                          for k in fn.knobs if k["name"] in parsed.knobs})
+            fn.configure({k["name"]: settings[k["name"]] for k in fn.knobs
+                          if k["name"] in settings})
 
     def _module(self, variant: Mapping[str, Any]) -> Any:
         """The `main` of the variant's vmfb in a context serving its weights (one context per
@@ -289,24 +279,6 @@ class MLFunction:
         assert setting.thresholds is not None and setting.decisions is not None
         assert state is not None
         return setting.decisions[bisect.bisect_right(self._bounds[knob["name"]], state)]
-
-
-def _checked(knob: Mapping[str, Any], setting: KnobSetting) -> KnobSetting:
-    def fail(why: str) -> CompileError:
-        return CompileError(f"knob '{knob['name']}': {why}", setting.loc)
-
-    domain = knob["domain"]
-    chosen = [setting.value] if setting.value is not None else list(setting.decisions or ())
-    for v in chosen:
-        if v not in domain:
-            raise fail(f"value {v} is outside its domain {domain}")
-    if setting.thresholds is not None:
-        if knob["state"] is None:
-            raise fail("a static knob takes {\"value\": v}, not a decision tree")
-        if len(setting.thresholds) != knob["thresholds"]:
-            raise fail(f"expected {knob['thresholds']} threshold(s), "
-                       f"got {len(setting.thresholds)}")
-    return setting
 
 
 def _input(fn: str, i: int, x: Any, sig: Mapping[str, Any]) -> Any:
