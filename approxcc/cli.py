@@ -65,9 +65,7 @@ def _dispatch(argv: list[str]) -> int:
     if argv[:1] == ["-cc1"]:
         argv = ["cc1", *argv[1:]]
     if argv and argv[0] not in cli.commands and argv[0] not in ("-h", "--help"):
-        from approxcc.driver.build import main as driver
-
-        return driver(argv)
+        return _compiler(argv)
     try:
         status = cli.main(args=argv, prog_name="approxcc", standalone_mode=False)
     except click.ClickException as err:
@@ -132,9 +130,19 @@ def build_cmd(args: tuple[str, ...]) -> int:
 
     if args and is_system(args[0]):  # approxcc build SYSTEM [-o DIR]: a compound system
         return _diagnosed(lambda: _build_system(list(args)))
+    return _diagnosed(lambda: _compiler(list(args)))
+
+
+def _compiler(argv: list[str]) -> int:
+    """The compiler driver; the system compiler itself when the command line has nothing
+    for approxcc (driver/passthrough.py), before anything heavy is imported."""
+    from approxcc.driver import passthrough
+
+    if not passthrough.needs_approxcc(argv):
+        return passthrough.run(argv)
     from approxcc.driver.build import main as driver
 
-    return _diagnosed(lambda: driver(list(args)))
+    return driver(argv)
 
 
 def _build_system(args: list[str]) -> None:
@@ -169,9 +177,12 @@ def _phase_options(args: tuple[str, ...]) -> tuple[object, DiagnosticEngine]:
 @click.option("--knobs-asm", help="The object's knob record (assembly).")
 @click.option("--includes", help="The files the unit included, one per line.")
 @click.option("--system-headers", is_flag=True, help="System headers in --includes too.")
+@click.option("--all-functions", is_flag=True, help="Every function through MLIR, not only "
+              "the annotated ones.")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def cc1_frontend(source: str, out: str, remainder: str, knobs_asm: str | None,
-                 includes: str | None, system_headers: bool, args: tuple[str, ...]) -> int:
+                 includes: str | None, system_headers: bool, all_functions: bool,
+                 args: tuple[str, ...]) -> int:
     """libclang and the C frontend over one translation unit; ARGS: the parse's flags."""
     from approxcc.driver import cc1
 
@@ -181,7 +192,8 @@ def cc1_frontend(source: str, out: str, remainder: str, knobs_asm: str | None,
             try:
                 cc1.frontend(source, [*opts.clang_args, *opts.warning_args], Path(out),
                              Path(remainder), Path(knobs_asm) if knobs_asm else None,
-                             Path(includes) if includes else None, system_headers)
+                             Path(includes) if includes else None, system_headers,
+                             all_functions)
             except CompileError as err:
                 engine.report(err.diagnostic)
             engine.summarize()

@@ -87,10 +87,12 @@ def test_make_builds_the_project_and_rebuilds_only_what_a_header_touches(tmp_pat
     assert again.stdout.splitlines()[-1].endswith("-o prog")
     assert run(built / "prog") == run(ref / "prog")
 
-    # a configuration is a dependency of every object built with it; the approximate
-    # program prints something else
+    # a configuration is a dependency of every object with knobs built with it (a file
+    # without annotations is the system compiler's: the configuration cannot change it); the
+    # approximate program prints something else
     make(built, "-B", f"CC={APPROXCC}", "KNOBS=fast.json")
-    assert "fast.json" in (built / "util.d").read_text()
+    assert "fast.json" in (built / "score.d").read_text()
+    assert "fast.json" not in (built / "util.d").read_text()
     assert run(built / "prog") != run(ref / "prog")
 
 
@@ -343,11 +345,11 @@ def test_one_count_per_translation_unit(tmp_path: Path):
 
 def test_clang_warnings_go_through_the_same_place(tmp_path: Path):
     write(tmp_path, "t.c", "int f(void) {\n  int unused;\n  return 0;\n}\n")
-    done = approxcc("-c", "t.c", "-Wall", cwd=tmp_path)
+    done = approxcc("-c", "t.c", "-Wall", "-fapprox-mlir=all", cwd=tmp_path)
     assert done.returncode == 0
     assert done.stderr.startswith("t.c:2:7: warning: unused variable 'unused' "
                                   "[-Wunused-variable]\n    2 |   int unused;\n")
-    done = approxcc("-c", "t.c", "-Wall", "-Werror", cwd=tmp_path)
+    done = approxcc("-c", "t.c", "-Wall", "-Werror", "-fapprox-mlir=all", cwd=tmp_path)
     assert done.returncode == 1 and "error: unused variable 'unused' [-Werror," in done.stderr
 
 
@@ -355,28 +357,32 @@ def test_no_error_downgrades_clangs_default_errors(tmp_path: Path):
     """C99 code calling undeclared functions builds with -Wno-error=..., as with cc."""
     write(tmp_path, "t.c", "int main(void) {\n  return helper();\n}\n"
                            "int helper(void) { return 0; }\n")
-    done = approxcc("-c", "t.c", cwd=tmp_path)
+    done = approxcc("-c", "t.c", "-fapprox-mlir=all", cwd=tmp_path)
     assert done.returncode == 1 and "error: call to undeclared function 'helper'" in done.stderr
-    done = approxcc("-c", "t.c", "-Wno-error=implicit-function-declaration", cwd=tmp_path)
+    done = approxcc("-c", "t.c", "-Wno-error=implicit-function-declaration",
+                    "-fapprox-mlir=all", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "warning: call to undeclared function 'helper'" in done.stderr
 
 
 def test_colour_only_when_forced_or_on_a_terminal(tmp_path: Path):
     write(tmp_path, "t.c", EXACT)
-    plain = approxcc("-c", "t.c", cwd=tmp_path).stderr
+    plain = approxcc("-c", "t.c", "-fapprox-mlir=all", cwd=tmp_path).stderr
     assert "\x1b[" not in plain
     assert "\x1b[" not in approxcc("-c", "t.c", "-fdiagnostics-color=always",
-                                   "-fdiagnostics-color=never", cwd=tmp_path).stderr
-    coloured = approxcc("-c", "t.c", "-fdiagnostics-color=always", cwd=tmp_path).stderr
+                                   "-fdiagnostics-color=never", "-fapprox-mlir=all",
+                                   cwd=tmp_path).stderr
+    coloured = approxcc("-c", "t.c", "-fdiagnostics-color=always", "-fapprox-mlir=all",
+                        cwd=tmp_path).stderr
     assert coloured.startswith("\x1b[1mt.c:3:18: \x1b[0m\x1b[0;1;35mwarning: \x1b[0m\x1b[1m")
     assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == plain
-    error = approxcc("-bogus", "-fdiagnostics-color=always", cwd=tmp_path).stderr
+    error = approxcc("-bogus", "-fdiagnostics-color=always", "-fapprox-mlir=all",
+                     cwd=tmp_path).stderr
     assert "\x1b[0;1;31merror: " in error
 
 
 @pytest.mark.parametrize("args,expected", [
-    (["-x", "t.c"], "approxcc: error: unknown argument: '-x'\n"),
+    (["-bogus", "t.c"], "approxcc: error: unknown argument: '-bogus'\n"),
     (["-emit-llmv", "-S", "t.c"],
      "approxcc: error: unknown argument: '-emit-llmv'; did you mean '-emit-llvm'?\n"),
     (["missing.c"], "approxcc: error: no such file or directory: 'missing.c'\n"),
@@ -391,7 +397,9 @@ def test_colour_only_when_forced_or_on_a_terminal(tmp_path: Path):
 def test_command_line_diagnostics(tmp_path: Path, args: list[str], expected: str):
     write(tmp_path, "t.c", "int f(void) { return 0; }\n")
     write(tmp_path, "u.c", "int g(void) { return 0; }\n")
-    done = approxcc(*(args or ["-w"]), cwd=tmp_path)
+    # approxcc's own table reads the command line (-fapprox-mlir=all): without an approxcc
+    # flag or annotation the system compiler reads it (test_system_compiler_takes_...)
+    done = approxcc(*(args or ["-w"]), "-fapprox-mlir=all", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (1, expected)
 
 

@@ -161,7 +161,7 @@ def test_config_errors_name_the_knob(counting: Path) -> None:
 
 def test_clang_errors_are_diagnostics(tmp_path: Path) -> None:
     (tmp_path / "bad.c").write_text("int main(void) {\n  return undefined_name;\n}\n")
-    proc = approxcc("build", "bad.c", cwd=tmp_path, check=False)
+    proc = approxcc("build", "bad.c", "-fapprox-mlir=all", cwd=tmp_path, check=False)
     assert proc.returncode == 1
     assert proc.stderr.startswith("bad.c:2:10: error: use of undeclared identifier")
     assert "Traceback" not in proc.stderr

@@ -22,7 +22,8 @@ from pathlib import Path
 from approxcc.diagnostics import CompileError, DiagnosticEngine, current_engine
 from approxcc.driver.jobs import Compilation, Job
 from approxcc.driver.options import Options, help_text, parse_args
-from approxcc.driver.toolchain import ensure_runtime_object, version_banner
+from approxcc.driver.passthrough import identity_banner
+from approxcc.driver.toolchain import ensure_runtime_archive, version_banner
 
 
 @contextlib.contextmanager
@@ -100,7 +101,7 @@ def compile_and_link(opts: Options) -> int:
             if not opts.print_jobs:
                 return _run(jobs, engine, opts)
             if opts.links():
-                ensure_runtime_object()  # installed with approxcc, as clang's runtime
+                ensure_runtime_archive()  # installed with approxcc, as clang's runtime
             for job in jobs:
                 print(shown(job), file=sys.stderr)
     return 0
@@ -119,7 +120,7 @@ def main(argv: list[str]) -> int:
         print(help_text(), end="")
         return 0
     if opts.show_version:
-        print(version_banner())
+        print(identity_banner(), end="")
         return 0
     if not opts.inputs():
         if opts.verbose or opts.print_jobs:

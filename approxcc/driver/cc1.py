@@ -19,14 +19,15 @@ from approxcc.driver.program_knobs import KnobRecord
 
 
 def frontend(src: str, clang_args: list[str], out: Path, remainder: Path,
-             knobs_asm: Path | None, includes: Path | None,
-             system_headers: bool) -> tuple[ModuleOp, list[KnobRecord]]:
+             knobs_asm: Path | None, includes: Path | None, system_headers: bool,
+             all_functions: bool = False) -> tuple[ModuleOp, list[KnobRecord]]:
     """One translation unit → its approx MLIR (`out`), the remainder the system compiler
     compiles, and on request the knob record of its object (`knobs_asm`) and the files it
-    included (`includes`, one per line, for the dependency file)."""
+    included (`includes`, one per line, for the dependency file). Only annotated functions
+    go through MLIR unless `all_functions`."""
     from approxcc.frontend.c_parse import compile_unit
 
-    compiled = compile_unit(src, clang_args)
+    compiled = compile_unit(src, clang_args, all_functions)
     knobs = program_knobs.module_knobs(compiled.module, src)
     out.write_text(print_module(compiled.module))
     remainder.write_text(compiled.remainder)

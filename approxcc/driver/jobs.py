@@ -5,7 +5,13 @@
     remainder (frontend/tu_split.py) .rest.c ─cc─▶ .rest.o ┴─ cc -r (+ .knobs.s) ─▶ .o (-c)
     objects ─cc (+ the approxcc runtime)─▶ executable
 
+    source.c without annotations ─cc (the user's flags as written)─▶ .o
+
     model.py ─approxcc.ml.build─▶ folder of IREE variants and manifest.json
+
+A translation unit without annotations is the system compiler's, flags as written (see
+driver/passthrough.py): only annotated code goes through MLIR, unless -fapprox-mlir=all or
+an IR output (-emit-mlir, -emit-llvm, --emit) asks for every function.
 
 A compilation is a list of jobs, each a command line that does its step when pasted into a
 shell (`-###` prints them, `-v` prints them as they run). Tools run as processes; the
@@ -30,8 +36,9 @@ from pathlib import Path
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
+from approxcc.annotations import scan_annotations
 from approxcc.diagnostics import CompileError, warn
-from approxcc.driver import cc1, program_knobs
+from approxcc.driver import cc1, passthrough, program_knobs
 from approxcc.driver.invocation import approxcc_command
 from approxcc.driver.options import C_SUFFIXES, DependencyOptions, Options
 from approxcc.driver.program_knobs import KnobRecord
@@ -39,8 +46,8 @@ from approxcc.driver.toolchain import (
     RUNTIME_DIR,
     c_compiler,
     cxx_compiler,
-    ensure_runtime_object,
-    runtime_object,
+    ensure_runtime_archive,
+    runtime_archive,
 )
 from approxcc.lowering import core_to_llvm
 from approxcc.lowering.host import tool
@@ -126,6 +133,18 @@ def compiler_for(sources: list[str]) -> str:
     return cxx_compiler() if any(is_cplusplus(s) for s in sources) else c_compiler()
 
 
+def annotated(src: str) -> bool:
+    """Whether a source holds an approx annotation (a malformed one too: the frontend
+    reports it)."""
+    if not passthrough.has_annotations(src):
+        return False
+    try:
+        text = Path(src).read_bytes().decode(errors="surrogateescape")
+        return bool(scan_annotations(src, text))
+    except CompileError:
+        return True
+
+
 @dataclass
 class _Unit:
     """What the in-process phases of one translation unit hand to each other."""
@@ -189,11 +208,36 @@ class Compilation:
         return Job([compiler_for([src]), "-E", *self.parse_args, *deps, src, *out], "cc",
                    to_stdout=not out)
 
+    def all_functions(self) -> bool:
+        """Whether every function goes through MLIR: -fapprox-mlir=all, or an IR output."""
+        return self.opts.mlir_functions == "all" or self.opts.emit in ("approx", "mlir",
+                                                                       "llvm", "bc")
+
+    def system_compiler_job(self, src: str, stem: str) -> list[str]:
+        """A unit without annotations: the system compiler with the user's flags as written;
+        the object the link takes."""
+        opts = self.opts
+        if opts.syntax_only:
+            self.jobs.append(Job([compiler_for([src]), *opts.cc_args, "-isystem",
+                                  str(RUNTIME_DIR), src], "cc", unit=src))
+            return []
+        if opts.emit == "asm":
+            out = ["-S", "-o", opts.output or self.default_output(src)]
+        elif opts.compile_only:
+            out = ["-c", "-o", opts.output or self.default_output(src)]
+        else:
+            out = ["-c", "-o", str(self.temp(stem, ".o"))]
+        self.jobs.append(Job([compiler_for([src]), *opts.cc_args, "-isystem", str(RUNTIME_DIR),
+                              src, *out], "cc", unit=src))
+        return [] if opts.emit == "asm" or opts.compile_only else [out[-1]]
+
     def compile_jobs(self, src: str) -> list[str]:
         """Jobs for one translation unit: the phases up to the one -S/-c stops after, then
         what delivers its output; returns the object files it produces for the link."""
         opts = self.opts
         stem = self.unique_stem(src)
+        if not self.all_functions() and not annotated(src):
+            return self.system_compiler_job(src, stem)
         t = {s: self.temp(stem, s) for s in (".approx.mlir", ".core.mlir", ".llvm.mlir", ".ll",
                                              ".opt.ll", ".mlir.o")}
         cpu = [f"-mcpu={opts.target_cpu}"] if opts.target_cpu else []
@@ -212,7 +256,9 @@ class Compilation:
         last = {"approx": (1, ".approx.mlir"), "mlir": (2, ".core.mlir"),
                 "llvm": (5, ".opt.ll"), "bc": (5, ".opt.ll"), "asm": (5, ".opt.ll"),
                 None: (5, ".opt.ll")}[opts.emit]
-        self.jobs += [make() for make in phases[:last[0]]]
+        self.jobs += [make() for make in phases[:1 if opts.syntax_only else last[0]]]
+        if opts.syntax_only:
+            return []
         out = opts.output or self.default_output(src)
         if opts.emit in ("approx", "mlir", "llvm"):
             self.jobs.append(self.deliver_job(t[last[1]], out))
@@ -261,13 +307,16 @@ class Compilation:
 
         def run() -> None:
             unit.module, unit.knobs = cc1.frontend(src, clang_args, out, remainder,
-                                                   knobs_asm, includes, system_headers)
+                                                   knobs_asm, includes, system_headers,
+                                                   all_functions)
 
         argv = [*approxcc_command(), "-cc1", "frontend", src, "-o", str(out), "--remainder",
                 str(remainder)]
         argv += ["--knobs-asm", str(knobs_asm)] if knobs_asm else []
         argv += ["--includes", str(includes)] * bool(includes)
         argv += ["--system-headers"] * system_headers
+        argv += ["--all-functions"] * self.all_functions()
+        all_functions = self.all_functions()
         return Job([*argv, "--", *self.parse_args, *opts.diagnostic_args], "frontend", run,
                    unit=src)
 
@@ -347,7 +396,7 @@ class Compilation:
         sources = opts.c_sources()
 
         def check() -> None:
-            ensure_runtime_object()
+            ensure_runtime_archive()
             records: list[KnobRecord] = []
             for item in opts.sources:
                 if item in self.units:
@@ -356,7 +405,7 @@ class Compilation:
                     records += program_knobs.object_knobs(item)
             program_knobs.check_program(records, opts.config)
 
-        return Job([compiler_for(sources), *inputs, str(runtime_object()), "-o",
+        return Job([compiler_for(sources), *inputs, str(runtime_archive()), "-o",
                     opts.output or "a.out", *opts.link_args, *opts.codegen_args, "-lm"],
                    "link", prepare=check)
 

@@ -71,6 +71,11 @@ class Options:
     diagnostic_args: list[str] = field(default_factory=list)  # -w, -W..., colour: as given
     show_version: bool = False
     show_help: bool = False
+    mlir_functions: str = "annotated"  # -fapprox-mlir=: which functions go through MLIR
+    syntax_only: bool = False        # -fsyntax-only
+    # the flags as written that the system compiler takes when it compiles a translation
+    # unit approxcc leaves to it (a source without annotations): see Flag.compiles
+    cc_args: list[str] = field(default_factory=list)
 
     def inputs(self) -> list[str]:
         return [s for s in self.sources if not s.startswith("-")]
@@ -82,7 +87,7 @@ class Options:
         return [s for s in self.inputs() if s.endswith(".py")]
 
     def links(self) -> bool:
-        return not (self.compile_only or self.emit or self.preprocess_only)
+        return not (self.compile_only or self.emit or self.preprocess_only or self.syntax_only)
 
 
 class Kind(Enum):
@@ -107,6 +112,8 @@ class Flag:
     metavar: str = ""
     section: str = "Other"
     hidden: bool = False   # in the table (so accepted), not in --help
+    # the system compiler takes it to compile a unit (Options.cc_args); approxcc's own never
+    compiles: bool = True
 
 
 def _set(name: str, value: object = None) -> Action:
@@ -169,6 +176,13 @@ def _color(p: _Parser, flag: str, value: str) -> None:
         p.opts.color = value
     else:
         p.opts.color = "never" if flag.startswith("-fno-") else "always"
+
+
+def _mlir_functions(p: _Parser, flag: str, value: str) -> None:
+    if value not in ("annotated", "all"):
+        raise CompileError(f"invalid value '{value}' in '-fapprox-mlir={value}' (expected "
+                           f"annotated or all)")
+    p.opts.mlir_functions = value
 
 
 def _target_cpu(p: _Parser, flag: str, value: str) -> None:
@@ -238,19 +252,21 @@ _C, _A, _L, _W, _M = ("Compilation", "approxcc", "Preprocessor, linker",
 
 FLAGS: tuple[Flag, ...] = (
     # what to do
-    Flag(("-c",), Kind.FLAG, "compile to an object", _set("compile_only", True), section=_C),
+    Flag(("-c",), Kind.FLAG, "compile to an object", _set("compile_only", True), section=_C,
+         compiles=False),
     Flag(("-S",), Kind.FLAG, "compile to assembly (or with --emit, to IR)", _assembly,
-         section=_C),
-    Flag(("-E",), Kind.FLAG, "preprocess only", _set("preprocess_only", True), section=_C),
+         section=_C, compiles=False),
+    Flag(("-E",), Kind.FLAG, "preprocess only", _set("preprocess_only", True), section=_C,
+         compiles=False),
     Flag(("-emit-llvm",), Kind.FLAG, "with -S: LLVM IR (.ll); with -c: bitcode (.bc)",
-         _emit_flag, section=_C),
+         _emit_flag, section=_C, compiles=False),
     Flag(("-emit-mlir",), Kind.FLAG, "MLIR from the frontend, with approx ops (.mlir)",
-         _emit_flag, section=_C),
+         _emit_flag, section=_C, compiles=False),
     Flag(("--emit",), Kind.JOINED_OR_SEPARATE,
          "with -S: approx | mlir (after the approx passes) | llvm | asm", _emit,
-         metavar="KIND", section=_C),
+         metavar="KIND", section=_C, compiles=False),
     Flag(("-o",), Kind.JOINED_OR_SEPARATE, "output file (`-` = stdout for text)",
-         _set("output"), metavar="FILE", section=_C),
+         _set("output"), metavar="FILE", section=_C, compiles=False),
     Flag(("-O",), Kind.JOINED, "optimisation level: -O0 -O1 -O2 -O3 -Os -Oz -Ofast -Og",
          _opt_level, metavar="LEVEL", section=_C),
     Flag(("-g",), Kind.JOINED, "debug information (to the system compiler and the link)",
@@ -261,25 +277,32 @@ FLAGS: tuple[Flag, ...] = (
          _to(_PASS_THROUGH, _target_cpu), metavar="CPU", section=_C),
     Flag(("-f", "-m"), Kind.JOINED, "-fFLAG / -mFLAG: to the parse, the system compiler and "
          "the link", _PASS_THROUGH, metavar="FLAG", section=_C),
+    Flag(("-fsyntax-only",), Kind.FLAG, "check the sources (and their annotations), write "
+         "nothing", _set("syntax_only", True), section=_C),
     Flag(("-pthread",), Kind.FLAG, "POSIX threads", _PASS_THROUGH, section=_C),
     Flag(("-save-temps",), Kind.FLAG, "keep the intermediates (.approx.mlir, .ll, .o, ...) "
-         "here", _save_temps, section=_C),
+         "here", _save_temps, section=_C, compiles=False),
     Flag(("-save-temps=",), Kind.JOINED, "cwd: as -save-temps; obj: beside the output",
-         _save_temps, metavar="WHERE", section=_C),
+         _save_temps, metavar="WHERE", section=_C, compiles=False),
     Flag(("-###",), Kind.FLAG, "print the jobs (shell commands that do the build), run "
-         "nothing", _set("print_jobs", True), section=_C),
+         "nothing", _set("print_jobs", True), section=_C, compiles=False),
     Flag(("-v",), Kind.FLAG, "print the jobs as they run", _set("verbose", True), section=_C),
     Flag(("-pipe",), Kind.FLAG, "accepted; approxcc's jobs use files", _ignore, section=_C,
          hidden=True),
     Flag(("--version",), Kind.FLAG, "print the version", _set("show_version", True),
-         section=_C),
-    Flag(("--help",), Kind.FLAG, "print this help", _set("show_help", True), section=_C),
+         section=_C, compiles=False),
+    Flag(("--help",), Kind.FLAG, "print this help", _set("show_help", True), section=_C,
+         compiles=False),
     # approxcc's own
     Flag(("-fapprox-config=", "--config"), Kind.JOINED_OR_SEPARATE,
          "build one knob configuration", _set("config"), metavar="FILE", section=_A),
     Flag(("-fapprox-tunable", "--tunable"), Kind.FLAG,
          "read knob values at start-up from $APPROX_CONFIG", _set("tunable", True),
-         section=_A),
+         section=_A, compiles=False),
+    Flag(("-fapprox-mlir=",), Kind.JOINED, "annotated (default): only annotated functions "
+         "go through MLIR, the rest as the system compiler compiles it; all: every function "
+         "(to test the frontend)", _mlir_functions, metavar="WHICH", section=_A,
+         compiles=False),
     Flag(("--target",), Kind.JOINED_OR_SEPARATE, "IREE targets of a .py model: cpu,cuda,rocm",
          _set("ml_targets"), metavar="LIST", section=_A),
     Flag(("--keep-going",), Kind.FLAG, "a .py model: build the other variants when one fails "
@@ -295,18 +318,18 @@ FLAGS: tuple[Flag, ...] = (
     Flag(("-Wp,",), Kind.JOINED, "preprocessor flags", _add("clang_args"), metavar="ARGS",
          section=_L),
     Flag(("-l",), Kind.JOINED_OR_SEPARATE, "link a library", _link_input, metavar="LIB",
-         section=_L),
+         section=_L, compiles=False),
     Flag(("-L",), Kind.JOINED_OR_SEPARATE, "library folder", _add("link_args"),
-         metavar="DIR", section=_L),
+         metavar="DIR", section=_L, compiles=False),
     Flag(("-Wl,",), Kind.JOINED, "linker flags", _add("sources"), metavar="ARGS",
-         section=_L),
+         section=_L, compiles=False),
     Flag(("-Xlinker",), Kind.SEPARATE, "one linker flag", _link_input, metavar="ARG",
-         section=_L),
+         section=_L, compiles=False),
     Flag(("-Wa,",), Kind.JOINED, "assembler flags", _add("codegen_args"), metavar="ARGS",
          section=_L),
     Flag(("-shared", "-static", "-rdynamic", "-pie", "-no-pie", "-nostdlib", "-nodefaultlibs",
           "-nostartfiles", "-s"), Kind.FLAG, "as clang, for the link", _add("link_args"),
-         section=_L),
+         section=_L, compiles=False),
     # dependency files
     Flag(("-MD", "-MMD"), Kind.FLAG, "write a make rule (-MMD: without system headers)",
          _dep_mode, section=_M),
@@ -456,6 +479,8 @@ class _Parser:
             else:
                 if arg.flag.section == _W:
                     self.opts.diagnostic_args += arg.raw  # for the frontend's command line
+                if arg.flag.compiles and arg.flag.section != _A:
+                    self.opts.cc_args += arg.raw
                 try:
                     arg.flag.action(self, arg.spelling, arg.value)
                 except CompileError as err:

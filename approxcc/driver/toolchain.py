@@ -43,25 +43,30 @@ def runtime_files() -> list[Path]:
     return sorted(p for p in RUNTIME_DIR.rglob("*") if p.suffix in (".c", ".h"))
 
 
-def runtime_object() -> Path:
-    """Where the compiled runtime lives: one object per content hash of its sources."""
+def runtime_archive() -> Path:
+    """Where the compiled runtime lives: one archive per content hash of its sources. An
+    archive, as clang's compiler-rt: a link takes it only when an object uses it."""
     digest = hashlib.sha256()
     for path in runtime_files():
         digest.update(path.relative_to(RUNTIME_DIR).as_posix().encode() + b"\0")
         digest.update(path.read_bytes())
-    return Path.home() / ".cache" / "approxcc" / f"approxrt-{digest.hexdigest()[:16]}.o"
+    return Path.home() / ".cache" / "approxcc" / f"libapproxrt-{digest.hexdigest()[:16]}.a"
 
 
-def ensure_runtime_object() -> None:
+def ensure_runtime_archive() -> Path:
     """Compile the runtime once (an atomic rename: parallel builds never see half of it)."""
-    obj = runtime_object()
-    if obj.exists():
-        return
-    obj.parent.mkdir(parents=True, exist_ok=True)
-    tmp = obj.with_suffix(f".{os.getpid()}.tmp.o")
-    proc = subprocess.run([c_compiler(), "-O2", "-fPIC", "-c", str(RUNTIME_SOURCE),
-                           "-I", str(RUNTIME_DIR), "-o", str(tmp)], capture_output=True,
-                          text=True)
-    if proc.returncode != 0:
-        raise CompileError(f"cannot compile the approxcc runtime:\n{proc.stderr.strip()}")
-    tmp.replace(obj)
+    archive = runtime_archive()
+    if archive.exists():
+        return archive
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    obj = archive.with_suffix(f".{os.getpid()}.o")
+    tmp = archive.with_suffix(f".{os.getpid()}.tmp.a")
+    for argv in ([c_compiler(), "-O2", "-fPIC", "-c", str(RUNTIME_SOURCE), "-I",
+                  str(RUNTIME_DIR), "-o", str(obj)], ["ar", "rcs", str(tmp), str(obj)]):
+        proc = subprocess.run(argv, capture_output=True, text=True)
+        if proc.returncode != 0:
+            obj.unlink(missing_ok=True)
+            raise CompileError(f"cannot build the approxcc runtime:\n{proc.stderr.strip()}")
+    obj.unlink()
+    tmp.replace(archive)
+    return archive

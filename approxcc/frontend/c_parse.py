@@ -20,6 +20,12 @@ from approxcc.frontend.clause_exprs import ClauseSites
 from approxcc.frontend.module_emitter import ModuleEmitter
 
 CXX_SUFFIXES = (".cc", ".cpp", ".cxx", ".C")
+# One compiler identity for both halves of a file: the system compiler (gcc) compiles the
+# code without annotations, so the parse does not claim to be clang either, and `#ifdef
+# __clang__` code (struct layouts, inline assembly, attributes) reads alike on both sides.
+# clang's __GNUC__ (4.2) stays: glibc's and the intrinsics' headers need it to parse.
+SYSTEM_COMPILER_IDENTITY = ("-U__clang__", "-U__clang_major__", "-U__clang_minor__",
+                            "-U__clang_patchlevel__", "-U__clang_version__")
 
 
 @dataclass
@@ -43,7 +49,8 @@ def parse(path: str, clang_args: list[str], source: str | None = None,
     lang = ["-x", "c++"] if is_cplusplus(path) else []
     unsaved = [(path, source)] if source is not None else None
     try:
-        tu = Index.create().parse(path, args=lang + clang_args, unsaved_files=unsaved,
+        tu = Index.create().parse(path, args=[*lang, *SYSTEM_COMPILER_IDENTITY, *clang_args],
+                                  unsaved_files=unsaved,
                                   options=TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD)
     except TranslationUnitLoadError:
         raise CompileError(f"cannot parse '{path}'") from None
@@ -97,11 +104,13 @@ def live_annotations(annotations: list[Annotation],
 
 def c_to_mlir(path: str, clang_args: list[str]) -> ModuleOp:
     """C/C++ source → MLIR module with approx.knob ops around the annotated statements."""
-    return compile_unit(path, clang_args).module
+    return compile_unit(path, clang_args).module  # the knobs: the annotated functions
 
 
-def compile_unit(path: str, clang_args: list[str]) -> CompiledUnit:
-    """C/C++ source → MLIR module and the remainder for the system compiler (tu_split.py)."""
+def compile_unit(path: str, clang_args: list[str], all_functions: bool = False) -> CompiledUnit:
+    """C/C++ source → MLIR module and the remainder for the system compiler (tu_split.py):
+    the annotated functions in MLIR, and with `all_functions` every function the frontend
+    can compile."""
     try:
         source = Path(path).read_text()
     except OSError as e:
@@ -113,7 +122,8 @@ def compile_unit(path: str, clang_args: list[str]) -> CompiledUnit:
     if sites:  # a second parse, with the clause expressions placed in their scopes
         parsed = sites.rewrite(_function_bodies(tu))
         tu = parse(path, clang_args, parsed, sites.original)
-    emitter = ModuleEmitter(tu.cursor, tu.spelling, annotations, sites, is_cplusplus(path))
+    emitter = ModuleEmitter(tu.cursor, tu.spelling, annotations, sites, is_cplusplus(path),
+                            all_functions)
     try:
         module = emitter.emit()
         plan = emitter.finish(path, source)

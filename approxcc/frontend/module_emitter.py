@@ -1,7 +1,10 @@
 """C → MLIR: one translation unit → one `builtin.module` (a libclang AST walk; see
 function_emitter.py and its parts). Declarations of external functions, globals (see
-global_vars.py), string literals, and what the system compiler must compile instead
-(tu_split.py): unannotated functions the frontend cannot handle.
+global_vars.py), string literals, and what the system compiler compiles instead
+(tu_split.py): every function without an annotation, so that code nobody marked keeps the
+system compiler's semantics and speed (with `all_functions`, for testing the frontend: only
+those the frontend cannot handle). An annotated function's calls to the file's `static` and
+`inline` functions get private copies in the module, so that they inline as before.
 
 Function emitters name functions by their C spelling; the module gives them their link names
 at the end (C++ mangling, internal symbols shared with the remainder), so a spelling must name
@@ -64,6 +67,11 @@ def _load_hook(fn: Cursor) -> bool:
     return False
 
 
+def _has_static_locals(fn: Cursor) -> bool:
+    return any(k.kind == CursorKind.VAR_DECL and k.storage_class.name == "STATIC"
+               for k in fn.walk_preorder())
+
+
 def _defines_code(c: Cursor) -> bool:
     """A C++ method definition, or a class defining methods: code only the C++ compiler emits
     (templates are instantiated by their users)."""
@@ -75,8 +83,9 @@ class ModuleEmitter:
     """One translation unit → one builtin.module, and the plan of its remainder."""
 
     def __init__(self, tu_cursor: Cursor, main_file: str, annotations: list[Annotation],
-                 sites: ClauseSites, cplusplus: bool = False):
+                 sites: ClauseSites, cplusplus: bool = False, all_functions: bool = True):
         self.tu_cursor = tu_cursor
+        self.all_functions = all_functions
         self.sites = sites
         self.main_file = main_file
         self.cplusplus = cplusplus
@@ -104,6 +113,7 @@ class ModuleEmitter:
         self.callees: dict[str, tuple[Cursor, Operation]] = {}  # spelling → its declaration
         self.emitted: dict[str, Cursor] = {}        # definitions in the module, by spelling
         self.fallbacks: list[Cursor] = []           # definitions left to the remainder
+        self.copies: set[str] = set()  # the main file's internal callees copied (private)
         self.globals: dict[Cursor, str] = {}        # canonical variable → symbol
         self.global_ops: dict[str, llvm.GlobalOp] = {}
         self.remainder_defines = False  # something only the system compiler can define
@@ -155,6 +165,7 @@ class ModuleEmitter:
                 op.detach()
                 op.erase()
                 del self.emitted[name]
+                self.copies.discard(name)
                 self.fallbacks.append(c)
                 if name in self.callees:  # the module still calls it
                     self.module.body.block.add_op(self.callees[name][1])
@@ -170,6 +181,9 @@ class ModuleEmitter:
             if self.annotated(c):
                 raise unsupported("an approx annotation in a constructor or destructor", c)
             self.fallbacks.append(c)
+            return
+        if not self.annotated(c) and not self.all_functions:
+            self.fallbacks.append(c)  # (a private copy may serve annotated callers: declare)
             return
         if not self.annotated(c):
             callees, emitted = set(self.callees), set(self.emitted)
@@ -236,11 +250,20 @@ class ModuleEmitter:
         self.callees[callee.spelling] = (callee,
                                          self.signature(callee).declaration(callee.spelling))
         definition = callee.get_definition()
-        if definition is not None and not self.main(definition) and \
-                callee.spelling not in self.emitted and \
-                (definition.linkage in _INTERNAL or definition.is_function_inlined()):
+        if definition is None or callee.spelling in self.emitted or \
+                not (definition.linkage in _INTERNAL or definition.is_function_inlined()):
+            return
+        if not self.main(definition):
             self.function_definition(definition, [])
-            set_internal(self.emitted_op(callee.spelling), True)
+        elif self.all_functions or self.annotated(definition) or _has_static_locals(definition):
+            return  # emitted in its turn, or called across the split (one set of statics)
+        else:
+            try:
+                self.function_definition(definition, [])
+            except Exception:  # the remainder's definition serves, called across the split
+                return
+            self.copies.add(callee.spelling)
+        set_internal(self.emitted_op(callee.spelling), True)
 
     def emitted_op(self, name: str) -> func.FuncOp | llvm.FuncOp:
         return next(op for op in self.module.ops if isinstance(op, func.FuncOp | llvm.FuncOp)
@@ -335,7 +358,8 @@ class ModuleEmitter:
     def finish(self, path: str, source: str) -> tu_split.Plan:
         """Decide who defines what (tu_split.py), give the module its link names, and say
         what the remainder must change."""
-        plan = tu_split.Plan([fn for fn in self.emitted.values() if self.main(fn)],
+        plan = tu_split.Plan([fn for name, fn in self.emitted.items()
+                              if self.main(fn) and name not in self.copies],
                              needed=bool(self.fallbacks) or self.remainder_defines)
         if plan.needed:
             for entity in self.shared_internals():
@@ -361,7 +385,8 @@ class ModuleEmitter:
 
     def shared_internals(self) -> set[Cursor]:
         """The main file's internal functions and variables used on both sides."""
-        emitted = {fn.canonical for fn in self.emitted.values()}
+        copies = {self.emitted[name].canonical for name in self.copies}
+        emitted = {fn.canonical for fn in self.emitted.values()} - copies
         remainder_uses = {n.referenced.canonical for d in self.declarations
                           if self.main(d) and d.canonical not in emitted
                           for n in d.walk_preorder()
@@ -373,7 +398,8 @@ class ModuleEmitter:
                 continue
             c = d.canonical
             if d.kind == CursorKind.FUNCTION_DECL and d.is_definition() and \
-                    (c in emitted and c in remainder_uses or c not in emitted and c in called):
+                    (c in emitted and c in remainder_uses or
+                     c not in emitted and c not in copies and c in called):
                 shared.add(c)
             elif d.kind == CursorKind.VAR_DECL and c in self.globals:
                 shared.add(c)

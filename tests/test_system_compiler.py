@@ -1,0 +1,98 @@
+"""Code without annotations is the system compiler's: same flags, same result
+(driver/passthrough.py); in an annotated file only the annotated functions go through MLIR,
+and both halves see one compiler identity."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from conftest import approxcc_ok, cc, output_of, run_approxcc, run_binary
+
+PLAIN = "#include <stdio.h>\nint main(void) { puts(\"plain\"); return 0; }\n"
+
+
+def system(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(["cc", *args], cwd=cwd, capture_output=True, text=True)
+
+
+def test_an_unannotated_file_compiles_to_the_system_compilers_object(tmp_path: Path):
+    (tmp_path / "p.c").write_text(PLAIN)
+    approxcc_ok("-O2", "-g", "-c", "p.c", "-o", "a.o", cwd=tmp_path)
+    cc("-O2", "-g", "-c", "p.c", "-o", "b.o", cwd=tmp_path)
+    assert (tmp_path / "a.o").read_bytes() == (tmp_path / "b.o").read_bytes()
+
+
+def test_queries_and_modes_the_system_compiler_answers(tmp_path: Path):
+    (tmp_path / "p.c").write_text(PLAIN)
+    for args in (["-dumpversion"], ["-dumpmachine"], ["-print-prog-name=ld"],
+                 ["-print-file-name=libc.so"], ["-M", "p.c"], ["-MM", "p.c"],
+                 ["-dM", "-E", "p.c"]):
+        done = run_approxcc(args, cwd=tmp_path)
+        assert (done.returncode, done.stdout) == (0, system(*args, cwd=tmp_path).stdout), args
+    assert run_approxcc(["-fsyntax-only", "p.c"], cwd=tmp_path).returncode == 0
+    assert run_approxcc(["-H", "-c", "p.c"], cwd=tmp_path).stderr.startswith(". /usr/include")
+    (tmp_path / "args.rsp").write_text("p.c -o from_rsp\n")
+    approxcc_ok("@args.rsp", cwd=tmp_path)
+    assert output_of(tmp_path / "from_rsp") == "plain\n"
+    done = run_approxcc(["-x", "c", "-", "-o", "from_stdin"], cwd=tmp_path,
+                        input=PLAIN)
+    assert done.returncode == 0, done.stderr
+    assert output_of(tmp_path / "from_stdin") == "plain\n"
+
+
+def test_version_names_approxcc_and_the_system_compiler(tmp_path: Path):
+    done = run_approxcc(["--version"], cwd=tmp_path)
+    first = system("--version", cwd=tmp_path).stdout.splitlines()[0]
+    assert done.stdout.startswith("approxcc version ") and first in done.stdout
+
+
+def test_unknown_flags_are_the_system_compilers_to_judge(tmp_path: Path):
+    (tmp_path / "p.c").write_text(PLAIN)
+    done = run_approxcc(["-c", "p.c", "-fno-such-flag"], cwd=tmp_path)
+    assert done.returncode == 1
+    assert "unrecognized command-line option" in done.stderr and "-fno-such-flag" in done.stderr
+
+
+ANNOTATED = r"""#include <stdio.h>
+struct s {
+  int a;
+#ifdef __clang__
+  double only_for_clang;
+#endif
+};
+static int sq(int x) { return x * x; }
+int layout(void) { return (int)sizeof(struct s); }
+int sum(int n) {
+  int s = 0;
+  #pragma approx loop_perforate knob(k) values(1:4)
+  for (int i = 0; i < n; i++) s += sq(i) + (int)sizeof(struct s);
+  return s;
+}
+int main(void) {
+  printf("%d %d\n", sum(10), layout());
+  return 0;
+}
+"""
+
+
+def test_only_annotated_functions_go_through_mlir(tmp_path: Path):
+    (tmp_path / "a.c").write_text(ANNOTATED)
+    approxcc_ok("a.c", "-save-temps", "-o", "a", cwd=tmp_path)
+    core = (tmp_path / "a.core.mlir").read_text()
+    assert 'sym_name = "sum"' in core and 'sym_name = "sq"' in core  # sq: a private copy
+    assert 'sym_name = "main"' not in core and 'sym_name = "layout"' not in core
+    cc("-O2", "a.c", "-o", "ref", cwd=tmp_path)
+    assert output_of(tmp_path / "a") == output_of(tmp_path / "ref") == "325 4\n"
+
+
+def test_knob_objects_in_a_library_pull_in_the_runtime(tmp_path: Path):
+    """A program linked from plain objects and a library of objects with knobs: the link
+    (the system compiler's) takes the runtime archive because the library uses it."""
+    (tmp_path / "k.c").write_text(ANNOTATED.replace("int main(void)", "int unused_main(void)"))
+    (tmp_path / "m.c").write_text('#include <stdio.h>\nint sum(int);\n'
+                                  'int main(void) { printf("%d\\n", sum(4)); return 0; }\n')
+    approxcc_ok("-c", "k.c", "-o", "k.o", cwd=tmp_path)
+    subprocess.run(["ar", "rcs", "libk.a", "k.o"], cwd=tmp_path, check=True)
+    approxcc_ok("m.c", "-L.", "-lk", "-o", "m", cwd=tmp_path)
+    assert run_binary(tmp_path / "m").stdout == "30\n"
