@@ -5,10 +5,13 @@ traceback or an internal compiler error."""
 
 from __future__ import annotations
 
+import re
+import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import run_approxcc
 
 from approxcc.config import parse_config
 from approxcc.diagnostics import CompileError
@@ -77,3 +80,44 @@ def test_a_configuration_takes_a_knobs_labels(built: Path, tmp_path: Path) -> No
                                            r'its labels "none", "w8a8" \(got "int4"\)'):
         parse_config('{"knobs": {"q": {"thresholds": [1], "decisions": ["none", "int4"]}}}',
                      "c.json", {"q": {"none": 0, "w8a8": 1}})
+
+
+@pytest.mark.parametrize("change, where, message", [
+    (("import numpy as np\n", "import numpy as np\nimport no_such_module\n"), "2:1",
+     "ModuleNotFoundError: No module named 'no_such_module'"),
+    (('x @ params["w"]', 'x @ weights["w"]'), "7:16",
+     "NameError: name 'weights' is not defined"),
+    (("np.ones((8, 4)", "np.ones((7, 4)"), "7:12",
+     "TypeError: dot_general requires contracting dimensions to have the same shape, "
+     "got (8,) and (7,)."),
+    (("def affine(params, x):", "def affine(params, x:"), "6:11",
+     "SyntaxError: '(' was never closed"),
+], ids=["import", "name", "shape", "syntax"])
+def test_an_error_in_the_models_code_is_a_diagnostic_at_its_line(
+        tmp_path: Path, change: tuple[str, str], where: str, message: str) -> None:
+    (tmp_path / "model.py").write_text(MODEL.replace(*change, 1))
+    for args in (["model.py", "-o", "out"], ["-S", "-emit-mlir", "model.py", "-o", "-"]):
+        done = run_approxcc(args, cwd=tmp_path)
+        assert done.returncode == 1, done.stderr
+        assert done.stderr.startswith(f"model.py:{where}: error: {message}\n"), done.stderr
+        assert "internal compiler error" not in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_bug_in_a_model_build_is_an_ice_whose_folder_holds_the_model(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "model.py").write_text(MODEL)
+    done = run_approxcc(["model.py", "-o", "out"], cwd=tmp_path,
+                        env={"APPROXCC_INJECT_FAULT": "ml-build"})
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("approxcc: error: internal compiler error: RuntimeError: "
+                                  "fault injected into phase 'ml-build'")
+    saved = re.search(r"note: diagnostic msg: preprocessed source and run script saved to "
+                      r"(\S+)\n", done.stderr)
+    assert saved, done.stderr
+    folder = Path(saved.group(1))
+    assert sorted(p.name for p in folder.iterdir()) == ["model.py", "reproduce.sh"]
+    assert (folder / "model.py").read_text() == MODEL
+    assert f"diagnostic msg: {folder / 'model.py'}\n" in done.stderr
+    assert " model.py -o out" in (folder / "reproduce.sh").read_text()

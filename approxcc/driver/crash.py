@@ -13,7 +13,7 @@ reports it here as clang does:
 
 The reproducer folder (under $TMPDIR) holds each C/C++ source preprocessed (`cc -E -C` with
 the command's -I/-D/-include flags; comments kept for `// @approx`, line markers for which
-code is a system header's), copies of the other
+code is a system header's), a .py model's source as it is, copies of the other
 inputs a command names (a configuration, an MLIR file), and `reproduce.sh`: the same command
 on those files, with the APPROXCC_* variables it ran with.
 """
@@ -108,6 +108,8 @@ def _driver_args(args: list[str], folder: Path, files: list[Path]) -> list[str]:
     for arg in parsed:
         if arg.flag is None and arg.value.endswith(C_SUFFIXES) and Path(arg.value).is_file():
             out.append(_preprocessed(arg.value, clang_args, folder, files))
+        elif arg.flag is None and arg.value.endswith(".py") and Path(arg.value).is_file():
+            out.append(_copied(arg.value, folder, files))  # a model: its source as it is
         elif arg.flag is None and Path(arg.value).is_file():
             out.append(str(Path(arg.value).resolve()))  # objects, libraries: left in place
         elif arg.spelling in _PREPROCESSOR:

@@ -74,7 +74,7 @@ from approxcc.ml.iree import (
     target_flags,
 )
 from approxcc.ml.passes import choice_of, expand_all, variants_of
-from approxcc.ml.program import DecoratedFunction, load_program
+from approxcc.ml.program import DecoratedFunction, load_program, user_errors
 from approxcc.ml.transforms import shared_conversions
 from approxcc.transforms.quantize import INTEGER_PRODUCTS
 
@@ -114,7 +114,14 @@ class Manifest:
 @shared_conversions()   # variants (of every function) converting a weight alike share it
 def build_model(path: str | Path, out_dir: str | Path, targets: Sequence[str] = ("cpu",),
                 jobs: int | None = None, keep_going: bool = False) -> Manifest:
-    """Builds every variant of every decorated function of the module at `path`."""
+    """Builds every variant of every decorated function of the module at `path`; an error
+    in the module's own code is a diagnostic at its line (`program.user_errors`)."""
+    with user_errors(path):
+        return _build(path, out_dir, targets, jobs, keep_going)
+
+
+def _build(path: str | Path, out_dir: str | Path, targets: Sequence[str], jobs: int | None,
+           keep_going: bool) -> Manifest:
     for t in targets:
         if t not in TARGET_FLAGS:
             raise CompileError(f"unknown target '{t}' (expected {', '.join(TARGET_FLAGS)})")

@@ -325,6 +325,7 @@ def print_ir(module: ModuleOp) -> str:
 
 def emit_approx_mlir(path: str) -> str:
     """`approxcc -S -emit-mlir model.py`: the program's approx IR, printed."""
-    from approxcc.ml.program import load_program
+    from approxcc.ml.program import load_program, user_errors
 
-    return print_ir(approx_module(load_program(path)))
+    with user_errors(path):
+        return print_ir(approx_module(load_program(path)))

@@ -4,18 +4,25 @@
 `@approx.knob` decorators (defined in it) with the example arguments of its module-level
 `APPROX_EXAMPLE_ARGS = {"fn": (weights, *inputs)}`; every mistake there is an
 AnnotationError at the function's definition.
+
+`user_errors(path)` makes an exception raised in the model's own code (an import that fails,
+a name it lacks, a shape mismatch in a decorated function) a diagnostic at the model's line
+that raised it, not an internal compiler error.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import sys
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from approxcc.diagnostics import CompileError, SourceLocation
+from approxcc.diagnostics import CompileError, SourceLocation, note
 from approxcc.ml.approx import AnnotationError, ApproxFunction
 
 
@@ -98,9 +105,50 @@ def _import(path: Path) -> ModuleType:
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
     finally:
         sys.path.remove(str(path.resolve().parent))
     return module
+
+
+_PACKAGE = Path(__file__).resolve().parents[1]
+
+
+@contextmanager
+def user_errors(path: str | Path) -> Iterator[None]:
+    """An exception raised in the model at `path` becomes a CompileError at the model's line
+    that raised it: the innermost frame of the traceback in the model's file, with no frame
+    of approxcc after it (else it is approxcc's own bug, and raised as it is). Its message is
+    the exception's first line; the rest is a note."""
+    try:
+        yield
+    except CompileError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the user's errors; the others are re-raised
+        loc = _raised_in(exc, Path(path))
+        if loc is None:
+            raise
+        text = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+        first, _, rest = text.strip().partition("\n")
+        raise CompileError(f"{type(exc).__name__}: {first}".rstrip(": "), loc,
+                           [note(rest.strip())] if rest.strip() else []) from None
+
+
+def _raised_in(exc: BaseException, path: Path) -> SourceLocation | None:
+    """Where in the model at `path` `exc` was raised (see `user_errors`), or None; the file
+    named as the command line names it."""
+    model = path.resolve()
+    if isinstance(exc, SyntaxError) and exc.filename and Path(exc.filename).resolve() == model:
+        return SourceLocation(str(path), exc.lineno or 1, exc.offset or 1)
+    frames = traceback.extract_tb(exc.__traceback__)
+    ours = [i for i, f in enumerate(frames) if Path(f.filename).resolve() == model]
+    if not ours or any(Path(f.filename).resolve().is_relative_to(_PACKAGE)
+                       for f in frames[ours[-1] + 1:]):
+        return None
+    frame = frames[ours[-1]]
+    return SourceLocation(str(path), frame.lineno or 1, (frame.colno or 0) + 1)
 
 
 def _decorated(module: ModuleType) -> dict[str, ApproxFunction]:
