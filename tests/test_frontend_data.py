@@ -7,7 +7,14 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import NOT_YET, approxcc_ok, assert_same_as_cc, diagnose, where
+from conftest import (
+    NOT_YET,
+    approxcc_ok,
+    assert_same_as_cc,
+    assert_same_as_cc_through_mlir,
+    diagnose,
+    where,
+)
 
 DEFINITION = re.compile(r"^\w[\w\s*]*?\b(\w+)\([^;{]*\)\s*\{", re.MULTILINE)
 
@@ -208,6 +215,39 @@ def test_pointer_walk_lowers_to_a_plain_pointer_loop(tmp_path: Path):
     assert "phi ptr" in body
     for leftover in ("insertvalue", "extractvalue", "alloca", "inttoptr"):
         assert leftover not in body
+
+
+NEGATIVE_INDICES = r"""#include <stdio.h>
+static int find_back(const int *p, int key) {
+  int i = 0;
+  while (p[i] != key) i--;
+  return i;
+}
+static int sum_back(const int *end, int n) {
+  int s = 0;
+  for (int i = 1; i <= n; i++) s += end[-i];
+  return s;
+}
+static int prev(const int *p) { return p[-1]; }
+static int deref(const int *p) { return *(p - 1); }
+static int walk(const int *p, int k) { p += -k; return *p; }
+static int either(const int *p, int i) { int v = p[i]; return i < 0 ? v + 1000 : v; }
+int main(void) {
+  int a[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  printf("%d %d %d %d %d %d\n", find_back(a + 7, 3), sum_back(a + 8, 8), prev(a + 2),
+         deref(&a[1]), walk(a + 7, 3), either(a + 4, -2));
+  return 0;
+}
+"""
+
+
+def test_negative_indices_from_a_pointer(tmp_path: Path):
+    """`p[-1]`, `*(p - 1)`, `p += -k`: a pointer indexed backwards is no memref index (that
+    lowers to `getelementptr inbounds nuw`, poison for a negative index: LLVM made
+    find_back loop past its key)."""
+    assert_same_as_cc_through_mlir(NEGATIVE_INDICES, tmp_path)
+    ll = (tmp_path / "p.ll").read_text()
+    assert not re.search(r"getelementptr inbounds nuw [^,]+, ptr %\w+, i64 [-%]", ll), ll
 
 
 KNOB = "  int s = 0;\n  #pragma approx loop_perforate\n  for (int i = 0; i < 4; i++) s += i;\n"

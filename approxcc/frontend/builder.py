@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     UnrealizedConversionCastOp,
     i1,
+    i32,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
@@ -29,12 +30,27 @@ from approxcc.frontend.c_types import LLVM_PTR, Arith
 
 INDEX = IndexType()
 _INT64_MAX = 2**63 - 1
+_GEP_INBOUNDS = 3  # LLVM::GEPNoWrapFlags::inbounds (inboundsFlag | nusw), without nuw
 
 
 def is_zero(v: SSAValue) -> bool:
     op = v.owner
     return isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr) and \
         op.value.value.data == 0
+
+
+def non_negative(v: SSAValue) -> bool:
+    """Whether an index is provably >= 0: a constant, a value zero-extended from 32 bits or
+    fewer, or sums and products of those (64 bits wide, they cannot wrap)."""
+    op = v.owner
+    if isinstance(op, arith.ConstantOp):
+        return isinstance(op.value, IntegerAttr) and op.value.value.data >= 0
+    if isinstance(op, arith.IndexCastOp):
+        inner = op.input.owner
+        return isinstance(inner, arith.ExtUIOp) and inner.input.type.width.data <= 32
+    if isinstance(op, arith.AddiOp | arith.MuliOp):
+        return non_negative(op.lhs) and non_negative(op.rhs)
+    return False
 
 
 def descriptor_type(rank: int) -> llvm.LLVMStructType:
@@ -123,12 +139,18 @@ class Builder:
         return self.insert(arith.IndexCastOp(v, INDEX))
 
     # pointers ----------------------------------------------------------------------------
-    def gep(self, ptr: SSAValue, index: SSAValue, elem: Attribute) -> SSAValue:
-        """`ptr + index` in units of `elem` (an !llvm.ptr; `index` of index type)."""
+    def gep(self, ptr: SSAValue, index: SSAValue, elem: Attribute,
+            inbounds: bool = False) -> SSAValue:
+        """`ptr + index` in units of `elem` (an !llvm.ptr; `index` of index type);
+        `inbounds`: within the object `ptr` points into, as C pointer arithmetic is (an
+        index may be negative: never `nuw`)."""
         if is_zero(index):
             return ptr
         offset = self.insert(arith.IndexCastOp(index, i64))
-        return self.insert(llvm.GEPOp.from_mixed_indices(ptr, [offset], elem))
+        gep = llvm.GEPOp.from_mixed_indices(ptr, [offset], elem)
+        if inbounds:
+            gep.properties["noWrapFlags"] = IntegerAttr(_GEP_INBOUNDS, i32)
+        return self.insert(gep)
 
     def address_bits(self, pointer: SSAValue) -> SSAValue:
         """A pointer value (view or !llvm.ptr) as an i64 (`(intptr_t)p`)."""

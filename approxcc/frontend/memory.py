@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, SSAValue
 
 from approxcc.frontend import c_types, initializers
+from approxcc.frontend.builder import non_negative
 from approxcc.frontend.c_types import LLVM_PTR, Arith, UnsupportedType
 from approxcc.frontend.cursors import initializer, string_bytes, unparen, unsupported
 
@@ -166,10 +167,17 @@ class MemoryEmitter:
         """The object `n` (an index) objects of the same type after `lv` (`&lv + n`)."""
         step = self.b.insert(arith.MuliOp(n, self.element_count(lv.ctype))) \
             if c_types.constant_count(lv.ctype) != 1 else n
+        elem = c_types.base_storage_type(lv.ctype)
         if not lv.indices:
-            return LValue(self.b.gep(lv.ref, step, c_types.base_storage_type(lv.ctype)), (),
-                          lv.ctype)
-        return LValue(lv.ref, (self.b.insert(arith.AddiOp(lv.indices[0], step)),), lv.ctype)
+            return LValue(self.b.gep(lv.ref, step, elem), (), lv.ctype)
+        index = self.b.insert(arith.AddiOp(lv.indices[0], step))
+        if non_negative(index) or lv.ref.type.has_static_shape():
+            return LValue(lv.ref, (index,), lv.ctype)
+        # A C pointer may point into the middle of an object and be indexed backwards; a
+        # memref index may not (memref.load lowers to `getelementptr inbounds nuw`, which a
+        # negative index makes poison): the element's address is a view of its own.
+        ptr = self.b.gep(self.b.pointer(lv.ref), index, elem, inbounds=True)
+        return LValue(self.b.view(ptr, lv.ref.type), (self.b.index(0),), lv.ctype)
 
     def first_element(self, array: LValue) -> LValue:
         return LValue(array.ref, array.indices, array.ctype.get_canonical()
