@@ -250,6 +250,37 @@ def test_negative_indices_from_a_pointer(tmp_path: Path):
     assert not re.search(r"getelementptr inbounds nuw [^,]+, ptr %\w+, i64 [-%]", ll), ll
 
 
+STRINGS = r"""#include <stdio.h>
+#include <string.h>
+#include <uchar.h>
+#include <wchar.h>
+static const char *g = "caf\xe9 é";
+static char h[] = "hé";
+static const wchar_t *gw = L"é\x20ac!";
+static const char16_t gu[] = u"€\U0001F600";
+int main(void) {
+  char s[] = "été";
+  const char *u = u8"€";
+  const wchar_t *w = L"é\x20ac" L"\n";
+  const char32_t *U = U"😀";
+  wchar_t ws[] = L"€\101";
+  printf("%s %zu %s %zu %zu %s %d %d %d\n", s, strlen(s), u, strlen(u), strlen(g), h,
+         (int)w[1], (int)w[2], (int)U[0]);
+  printf("%d %d %d %d %d %zu\n", (int)gw[0], (int)gw[2], gu[0], gu[1], gu[2], sizeof gu);
+  printf("%d %d %zu\n", (int)ws[0], (int)ws[1], wcslen(ws));
+  for (const char *p = g; *p; p++) printf("%02x", (unsigned char)*p);
+  printf("\n");
+  return 0;
+}
+"""
+
+
+def test_string_literals_beyond_ascii(tmp_path: Path):
+    """Bytes >= 0x80 (escaped or UTF-8 source text), `u8`, `L`, `u` and `U` literals, as
+    pointers and as array initialisers: exactly the bytes and code units cc gives."""
+    assert_same_as_cc_through_mlir(STRINGS, tmp_path)
+
+
 KNOB = "  int s = 0;\n  #pragma approx loop_perforate\n  for (int i = 0; i < 4; i++) s += i;\n"
 
 # (name, source, needle where the error points, what is not supported); each function holds a

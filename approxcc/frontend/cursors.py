@@ -53,23 +53,46 @@ def same_type(a: Type, b: Type) -> bool:
 
 
 _ESCAPES = {"n": 10, "t": 9, "r": 13, "a": 7, "b": 8, "f": 12, "v": 11, "e": 27}
+_STRING_PIECE = re.compile(r'\\(?:([0-7]{1,3})|x([0-9a-fA-F]+)|u([0-9a-fA-F]{4})|'
+                           r'U([0-9a-fA-F]{8})|(.))|([^\\"]+)|"', re.DOTALL)
+_ENCODINGS = {8: "utf-8", 16: "utf-16-le", 32: "utf-32-le"}
+
+
+def string_unit_bits(c: Cursor) -> int:
+    """The width of a string literal's code units: 8 (`""`, `u8""`), 16 or 32 (`L""`,
+    `u""`, `U""`)."""
+    return c_types.integer_width(c.type.get_array_element_type())
+
+
+def string_units(c: Cursor) -> list[int]:
+    r"""The code units of a string literal (bytes for a narrow one), terminating NUL included.
+    clang's spelling of the literal is its value (adjacent literals joined, macros expanded)
+    with escapes: octal or `\x` for a code unit, `\u`/`\U` for a code point, which a
+    narrow or 16-bit literal encodes as UTF-8 or UTF-16 (source text is UTF-8); `""`
+    ends a `\x` escape (`L"\x20AC""A"`)."""
+    bits = string_unit_bits(c)
+    encoding, mask = _ENCODINGS.get(bits), (1 << bits) - 1
+    if encoding is None:
+        raise unsupported(f"a string literal of {bits}-bit characters", c)
+    body = c.spelling[c.spelling.index('"') + 1:-1]
+    units: list[int] = []
+    for m in _STRING_PIECE.finditer(body):
+        octal, hexa, short, long, char, plain = m.groups()
+        if octal is not None or hexa is not None:
+            units.append(int(octal if octal is not None else hexa,
+                             8 if octal is not None else 16) & mask)
+        elif char is not None:
+            units.append(_ESCAPES.get(char, ord(char)))
+        elif plain is not None or short or long:
+            text = plain if plain is not None else chr(int(short or long, 16))
+            data = text.encode(encoding, errors="surrogateescape")
+            size = bits // 8
+            units += [int.from_bytes(data[i:i + size], "little")
+                      for i in range(0, len(data), size)]
+    return units + [0]
 
 
 def string_bytes(c: Cursor) -> bytes:
-    """The bytes of a narrow string literal, terminating NUL included. clang's spelling of the
-    literal is its value (adjacent literals joined, macros expanded) with octal escapes."""
-    text = c.spelling
-    if not text.startswith('"') or c_types.integer_width(c.type.get_array_element_type()) != 8:
-        raise unsupported("a wide string literal", c)
-    out = bytearray()
-    for m in re.finditer(r'\\([0-7]{1,3}|x[0-9a-fA-F]+|.)|([^\\])', text[1:-1], re.DOTALL):
-        esc, plain = m.groups()
-        if plain is not None:
-            out += plain.encode("utf-8")
-        elif esc[0] in "01234567":
-            out.append(int(esc, 8) & 0xFF)
-        elif esc[0] == "x":
-            out.append(int(esc[1:], 16) & 0xFF)
-        else:
-            out.append(_ESCAPES.get(esc, ord(esc)))
-    return bytes(out) + b"\0"
+    """A string literal as it lies in memory (code units little-endian, as on x86-64)."""
+    size = string_unit_bits(c) // 8
+    return b"".join(u.to_bytes(size, "little") for u in string_units(c))

@@ -21,7 +21,7 @@ from approxcc.frontend.clang_eval import evaluate
 from approxcc.frontend.counted_loops import (
     unary_spelling,
 )
-from approxcc.frontend.cursors import same_type, string_bytes, unparen, unsupported
+from approxcc.frontend.cursors import same_type, unparen, unsupported
 from approxcc.frontend.memory import LValue
 
 _INT_OPS = {BinaryOperator.Add: (arith.AddiOp, arith.AddiOp, arith.AddfOp),
@@ -101,7 +101,7 @@ class ExpressionEmitter:
         if k == CursorKind.COMPOUND_LITERAL_EXPR:
             return self.compound_literal(c)
         if k == CursorKind.STRING_LITERAL:
-            sym = self.unit.string_global(string_bytes(c))
+            sym = self.unit.string_global(c)
             return self.at_address(self.b.insert(llvm.AddressOfOp(sym, LLVM_PTR)), c.type)
         raise unsupported(f"this kind of lvalue ({k.name.lower()})", c)
 

@@ -34,7 +34,7 @@ from approxcc.frontend import c_types, initializers
 from approxcc.frontend.c_types import LLVM_PTR
 from approxcc.frontend.clang_eval import evaluate, unary_operator
 from approxcc.frontend.counted_loops import strip
-from approxcc.frontend.cursors import string_bytes
+from approxcc.frontend.cursors import string_units
 
 
 class Unevaluated(Exception):
@@ -71,7 +71,7 @@ def is_read_only(t) -> bool:
 
 class ConstantEvaluator:
     """C initialisers → Constant trees; `address_of(var)` names the global of a variable,
-    `string(bytes)` the global of a string literal."""
+    `string(literal)` the global of a string literal."""
 
     def __init__(self, address_of, string):
         self.address_of = address_of
@@ -111,7 +111,7 @@ class ConstantEvaluator:
         c = c_types.canonical(part.ctype)
         text = initializers.string_literal(part)
         if text is not None:
-            data = string_bytes(text)[:c.get_array_size()]
+            data = string_units(text)[:c.get_array_size()]
             return list(data) + [None] * (c.get_array_size() - len(data))
         if c.kind in (TypeKind.CONSTANTARRAY, TypeKind.RECORD):
             raise Unevaluated(part.expr)  # a struct or array value, not its members
@@ -132,7 +132,7 @@ class ConstantEvaluator:
         while inner.kind == CursorKind.CSTYLE_CAST_EXPR:
             inner = strip(list(inner.get_children())[-1])
         if inner.kind == CursorKind.STRING_LITERAL:
-            return Address(self.string(string_bytes(inner)))
+            return Address(self.string(inner))
         if inner.kind == CursorKind.UNARY_OPERATOR and unary_operator(inner)[0] == "&":
             target = strip(next(inner.get_children()))
             if _is_static_object(target):

@@ -28,7 +28,7 @@ from xdsl.ir import Attribute, SSAValue
 from approxcc.frontend import c_types, initializers
 from approxcc.frontend.builder import non_negative
 from approxcc.frontend.c_types import LLVM_PTR, Arith, UnsupportedType
-from approxcc.frontend.cursors import initializer, string_bytes, unparen, unsupported
+from approxcc.frontend.cursors import initializer, string_units, unparen, unsupported
 
 # Declarations in a function that generate no code: types, and functions declared there.
 _NO_CODE = (CursorKind.STRUCT_DECL, CursorKind.UNION_DECL, CursorKind.ENUM_DECL,
@@ -357,10 +357,10 @@ class MemoryEmitter:
         """The bytes of a string literal into a char array (cleared first)."""
         self.zero(array)
         first = self.first_element(array)
-        data = string_bytes(literal)[:c_types.constant_count(array.ctype)]
-        for i, byte in enumerate(data):
+        data = string_units(literal)[:c_types.constant_count(array.ctype)]
+        for i, unit in enumerate(data):
             self.store(self.advance(first, self.b.index(i)),
-                       self.b.int_const(byte, c_types.element_type(first.ctype)))
+                       self.b.int_const(unit, c_types.element_type(first.ctype)))
 
     def zero(self, lv: LValue) -> None:
         """Set every byte of an aggregate to zero (LLVM makes it a memset)."""

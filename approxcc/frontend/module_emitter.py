@@ -16,9 +16,9 @@ from __future__ import annotations
 from clang.cindex import Cursor, CursorKind, LinkageKind, TypeKind
 from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import (
+    BytesAttr,
     IntAttr,
     ModuleOp,
-    StringAttr,
     i8,
 )
 from xdsl.ir import Operation
@@ -30,7 +30,13 @@ from approxcc.frontend import c_types, global_vars, tu_split
 from approxcc.frontend.c_types import UnsupportedType
 from approxcc.frontend.calls import Signature, function_signature
 from approxcc.frontend.clause_exprs import ClauseSites
-from approxcc.frontend.cursors import initializer, location, unsupported
+from approxcc.frontend.cursors import (
+    initializer,
+    location,
+    string_bytes,
+    string_unit_bits,
+    unsupported,
+)
 from approxcc.frontend.function_emitter import FunctionEmitter, set_internal
 
 _SCOPES = (CursorKind.NAMESPACE, CursorKind.LINKAGE_SPEC)
@@ -109,7 +115,7 @@ class ModuleEmitter:
             if c.kind == CursorKind.FUNCTION_DECL:
                 self.redeclarations.setdefault(c.canonical, []).append(c)
         self.overloaded = self.spellings_of_several_functions()
-        self.strings: dict[bytes, str] = {}
+        self.strings: dict[tuple[bytes, int], str] = {}  # (bytes, alignment) → global
         self.callees: dict[str, tuple[Cursor, Operation]] = {}  # spelling → its declaration
         self.emitted: dict[str, Cursor] = {}        # definitions in the module, by spelling
         self.fallbacks: list[Cursor] = []           # definitions left to the remainder
@@ -345,14 +351,18 @@ class ModuleEmitter:
             symbol, n = f"{base}.{n}", n + 1
         return symbol
 
-    def string_global(self, data: bytes) -> str:
-        if data not in self.strings:
+    def string_global(self, literal: Cursor) -> str:
+        r"""The constant global holding a string literal's bytes, exactly (a BytesAttr prints
+        each byte >= 0x80 as one `\XX` escape), aligned as its characters are."""
+        data, align = string_bytes(literal), string_unit_bits(literal) // 8
+        if (data, align) not in self.strings:
             name = f".str.{len(self.strings)}"
-            self.strings[data] = name
+            self.strings[data, align] = name
             t = llvm.LLVMArrayType(IntAttr(len(data)), i8)
             self.module.body.block.add_op(llvm.GlobalOp(
-                t, name, "internal", constant=True, value=StringAttr(data.decode("latin-1"))))
-        return self.strings[data]
+                t, name, "internal", constant=True, value=BytesAttr(data),
+                alignment=align if align > 1 else None))
+        return self.strings[data, align]
 
     # the split ---------------------------------------------------------------------------
     def finish(self, path: str, source: str) -> tu_split.Plan:
