@@ -38,9 +38,16 @@ Labels = Mapping[str, Mapping[str, int]]
 
 def load_config(path: str, labels: Labels | None = None) -> Config:
     try:
-        text = Path(path).read_text()
+        data = Path(path).read_bytes()
     except OSError as err:
         raise CompileError(f"cannot read configuration '{path}': {err.strerror}") from None
+    try:
+        text = data.decode()
+    except UnicodeDecodeError as err:  # JSON is UTF-8 (RFC 8259)
+        line_start = data.rfind(b"\n", 0, err.start) + 1
+        at = SourceLocation(path, data.count(b"\n", 0, err.start) + 1, err.start - line_start + 1)
+        raise CompileError(f"invalid UTF-8 in configuration (byte 0x{data[err.start]:02x})",
+                           at) from None
     return parse_config(text, path, labels)
 
 

@@ -419,6 +419,15 @@ def test_bad_configuration(kernel: Path):
     assert not (kernel / "k").exists()
 
 
+def test_configuration_that_is_not_utf8(kernel: Path):
+    (kernel / "c.json").write_bytes(b'{"approxcc": "1",\n "knobs": {"caf\xe9": {"value": 2}}}\n')
+    done = approxcc("k.c", "-fapprox-config=c.json", "-o", "k", cwd=kernel)
+    assert done.returncode == 1
+    assert done.stderr.startswith("c.json:2:16: error: invalid UTF-8 in configuration (byte "
+                                  "0xe9)\n"), done.stderr
+    assert "Traceback" not in done.stderr and not (kernel / "k").exists()
+
+
 def test_python_models_go_to_the_ml_build_which_c_builds_never_import(kernel: Path):
     write(kernel, "model.py", "")
     done = approxcc("build", "model.py", "-o", "out", "--target=cpu,cuda", "-###", cwd=kernel)

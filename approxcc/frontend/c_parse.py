@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import ctypes
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from clang import cindex
 from clang.cindex import CursorKind, Index, TranslationUnit, TranslationUnitLoadError
 from clang.cindex import Diagnostic as ClangDiagnostic
 from xdsl.dialects.builtin import ModuleOp
@@ -20,6 +22,7 @@ from approxcc.frontend.clause_exprs import ClauseSites
 from approxcc.frontend.module_emitter import ModuleEmitter
 
 CXX_SUFFIXES = (".cc", ".cpp", ".cxx", ".C")
+SOURCE_ERRORS = "surrogateescape"  # how source text holds bytes that are not UTF-8
 # One compiler identity for both halves of a file: the system compiler (gcc) compiles the
 # code without annotations, so the parse does not claim to be clang either, and `#ifdef
 # __clang__` code (struct layouts, inline assembly, attributes) reads alike on both sides.
@@ -31,11 +34,29 @@ SYSTEM_COMPILER_IDENTITY = ("-U__clang__", "-U__clang_major__", "-U__clang_minor
 @dataclass
 class CompiledUnit:
     """What the frontend makes of one translation unit: the MLIR module, and the remainder
-    source the system compiler compiles (empty when the module holds everything)."""
+    source the system compiler compiles (empty when the module holds everything; the
+    source's bytes that are not UTF-8 in it as read_source gives them: write it with
+    `errors=SOURCE_ERRORS`)."""
 
     module: ModuleOp
     remainder: str
     tu: TranslationUnit  # the files it includes make the dependency files (driver/depfile.py)
+
+
+def _libclang_text(self: cindex.c_interop_string) -> str | None:
+    raw = super(ctypes.c_char_p, self).value
+    return None if raw is None else raw.decode(errors=SOURCE_ERRORS)
+
+
+# cindex decodes libclang's strings as strict UTF-8; a token's spelling is source bytes
+cindex.c_interop_string.value = property(_libclang_text)  # type: ignore[assignment]
+
+
+def read_source(path: str) -> str:
+    """A C/C++ source as gcc reads it: bytes, UTF-8 where they are; any other byte (a
+    Latin-1 comment or string) is a lone surrogate (SOURCE_ERRORS), which encoding with the
+    same error handler turns back into that byte."""
+    return Path(path).read_bytes().decode(errors=SOURCE_ERRORS)
 
 
 def is_cplusplus(path: str) -> bool:
@@ -46,8 +67,10 @@ def parse(path: str, clang_args: list[str], source: str | None = None,
           origin: Callable[[int, int], SourceLocation | None] | None = None) -> TranslationUnit:
     """Parse `path` (or the in-memory `source` standing for it); `origin` maps positions of
     text the frontend inserted back to where the user wrote it."""
-    lang = ["-x", "c++"] if is_cplusplus(path) else []
-    unsaved = [(path, source)] if source is not None else None
+    # gcc takes bytes that are not UTF-8 in comments and strings silently (the user's
+    # -Winvalid-source-encoding, after it, still asks for clang's warning)
+    lang = (["-x", "c++"] if is_cplusplus(path) else []) + ["-Wno-invalid-source-encoding"]
+    unsaved = [(path, source.encode(errors=SOURCE_ERRORS))] if source is not None else None
     try:
         tu = Index.create().parse(path, args=[*lang, *SYSTEM_COMPILER_IDENTITY, *clang_args],
                                   unsaved_files=unsaved,
@@ -112,7 +135,7 @@ def compile_unit(path: str, clang_args: list[str], all_functions: bool = False) 
     the annotated functions in MLIR, and with `all_functions` every function the frontend
     can compile."""
     try:
-        source = Path(path).read_text()
+        source = read_source(path)
     except OSError as e:
         raise CompileError(f"no such file or directory: '{path}'") from e
     tu = parse(path, clang_args)

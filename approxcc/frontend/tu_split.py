@@ -68,7 +68,8 @@ class Plan:
 
 
 def link_name(path: str, source: str, name: str) -> str:
-    digest = hashlib.sha256(f"{Path(path).resolve()}\0{source}".encode()).hexdigest()[:8]
+    text = f"{Path(path).resolve()}\0{source}".encode(errors="surrogateescape")
+    digest = hashlib.sha256(text).hexdigest()[:8]
     return f"__approx_{digest}_{name}"
 
 
@@ -116,7 +117,7 @@ def remainder(source: str, path: str, declarations: list[Cursor], plan: Plan,
     declarations (through namespaces and `extern "C"` blocks)."""
     if not plan.needed:
         return ""
-    text = source.encode()
+    text = source.encode(errors="surrogateescape")  # libclang's offsets count bytes
     edits: list[tuple[int, int, bytes]] = []
     for fn in plan.emitted:
         body = next(k for k in fn.get_children() if k.kind == CursorKind.COMPOUND_STMT)
@@ -130,7 +131,7 @@ def remainder(source: str, path: str, declarations: list[Cursor], plan: Plan,
     prelude = "".join(f"#define {c.spelling} {name}\n"
                       for c, name in sorted(plan.renamed.items(), key=lambda kv: kv[1]))
     quoted = path.replace("\\", "\\\\").replace('"', '\\"')
-    return f'{prelude}#line 1 "{quoted}"\n' + text.decode()
+    return f'{prelude}#line 1 "{quoted}"\n' + text.decode(errors="surrogateescape")
 
 
 def rename_symbols(module: ModuleOp, names: dict[str, str]) -> None:
