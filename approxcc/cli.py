@@ -231,11 +231,13 @@ def cc1_depfile(source: str, target: str, includes: str, rule: str, remainder: s
 @click.option("-o", "out", required=True, help="The folder of variants.")
 @click.option("--target", "targets", default="cpu", show_default=True, help="IREE targets.")
 @click.option("--keep-going", is_flag=True, help="Build the other variants past a failure.")
-def cc1_ml_build(model: str, out: str, targets: str, keep_going: bool) -> int:
+@click.option("--config", help="Build the variants this configuration selects only.")
+def cc1_ml_build(model: str, out: str, targets: str, keep_going: bool,
+                 config: str | None) -> int:
     """Every variant of a .py model compiled with IREE."""
     from approxcc.driver import cc1
 
-    return _diagnosed(lambda: cc1.model_build(model, out, targets, keep_going))
+    return _diagnosed(lambda: cc1.model_build(model, out, targets, keep_going, config))
 
 
 @cc1_group.command("ml-emit")

@@ -121,3 +121,90 @@ def test_a_bug_in_a_model_build_is_an_ice_whose_folder_holds_the_model(
     assert (folder / "model.py").read_text() == MODEL
     assert f"diagnostic msg: {folder / 'model.py'}\n" in done.stderr
     assert " model.py -o out" in (folder / "reproduce.sh").read_text()
+
+
+def _config(folder: Path, knobs: str) -> None:
+    (folder / "c.json").write_text('{"approxcc": "1",\n "knobs": ' + knobs + '}\n')
+
+
+def test_a_build_with_a_configuration_compiles_its_variants_only(tmp_path: Path) -> None:
+    (tmp_path / "model.py").write_text(MODEL)
+    _config(tmp_path, '{"p": {"value": "bf16"}}')
+    build = ["-cc1", "ml-build", "model.py", "-o", "out", "--config", "c.json"]
+    done = run_approxcc(build, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    manifest = load(tmp_path / "out").manifest
+    assert [v["name"] for v in manifest.functions["affine"]["variants"]] == ["affine.p.bf16"]
+    assert len(list((tmp_path / "out" / "cpu").iterdir())) == 1
+    assert manifest.data["config"] == {"file": "c.json", "knobs": {"p": {"value": 1}}}
+    prog = load(tmp_path / "out")                       # the build's configuration
+    x = np.full((1, 8), 1.001, np.float32)
+    assert prog.affine(x).tolist() == [[8.0] * 4] and prog.affine.choice(x) == {"p": 1}
+    prog.configure({"knobs": {}})
+    with pytest.raises(LookupError, match=r"affine\(\): variant <p=f32> was not built: the "
+                                          r"build has the variants of configuration 'c.json'"):
+        prog.affine(x)
+
+
+@pytest.mark.parametrize("knobs, message", [
+    ('{"p": {"value": 5}}',
+     'c.json:2:12: error: knob \'p\': value 5 is outside its domain [0, 1] (labels "f32", '
+     '"bf16")'),
+    ('{"q": {"value": 1}}', "c.json:2:12: error: knob 'q': unknown knob (this build has p)"),
+    ('{"p": {"thresholds": [1], "decisions": [0, 1]}}',
+     "c.json:2:12: error: knob 'p': a static knob takes {\"value\": v}, not a decision tree"),
+    (None, "approxcc: error: cannot read configuration 'c.json': No such file or directory"),
+], ids=["range", "unknown", "tree", "missing"])
+def test_a_wrong_build_configuration_is_a_diagnostic(tmp_path: Path, knobs: str | None,
+                                                     message: str) -> None:
+    (tmp_path / "model.py").write_text(MODEL)
+    if knobs is not None:
+        _config(tmp_path, knobs)
+    done = run_approxcc(["-cc1", "ml-build", "model.py", "-o", "out", "--config", "c.json"],
+                        cwd=tmp_path)
+    assert done.returncode == 1 and done.stderr.startswith(message + "\n"), done.stderr
+    assert not (tmp_path / "out").exists()
+
+
+DYNAMIC = '''import numpy as np
+from approxcc import approx
+
+
+def half(params, x):
+    return x @ params["w"] * 0.5
+
+
+@approx.knob("sub", transform="func_substitute", variants=[half],
+             state=approx.state("load"), thresholds=1, range=(0, 10))
+@approx.knob("p", transform="precision", values=["f32", "bf16"])
+def affine(params, x):
+    return x @ params["w"]
+
+
+APPROX_EXAMPLE_ARGS = {"affine": ({"w": np.ones((8, 4), np.float32)},
+                                  np.ones((1, 8), np.float32))}
+'''
+
+
+def test_a_build_configuration_with_a_decision_tree_keeps_its_dispatch(tmp_path: Path) -> None:
+    (tmp_path / "model.py").write_text(DYNAMIC)
+    config = tmp_path / "c.json"
+    config.write_text('{"knobs": {"sub": {"thresholds": [5], "decisions": ["exact", "half"]},'
+                      ' "p": {"value": "f32"}}}')
+    manifest = build_model(tmp_path / "model.py", tmp_path / "tree", config=config)
+    entry = manifest.functions["affine"]
+    assert [v["name"] for v in entry["variants"]] == ["affine.exact", "affine.sub.half"]
+    [dispatch] = entry["dispatches"]
+    assert dispatch["static"] == {"p": 0} and "cpu" in dispatch["vmfb"]
+    state = {"v": 0.0}
+    prog = load(tmp_path / "tree", states={"load": lambda x: state["v"]})
+    x = np.ones((1, 8), np.float32)
+    assert prog.affine(x).tolist() == [[8.0] * 4] and prog.affine.last_entry == dispatch["id"]
+    state["v"] = 7.0
+    assert prog.affine(x).tolist() == [[4.0] * 4]
+    # a static value of the state-driven knob: its variant alone, no dispatch
+    config.write_text('{"knobs": {"sub": {"value": 1}}}')
+    entry = build_model(tmp_path / "model.py", tmp_path / "value",
+                        config=config).functions["affine"]
+    assert [v["name"] for v in entry["variants"]] == ["affine.sub.half"]
+    assert entry["dispatches"] == [] and "cpu" in entry["variants"][0]["vmfb"]

@@ -50,12 +50,13 @@ def dependency_file(src: str, deps: DependencyOptions, path: str, target: str,
                   includes.read_text().splitlines() + from_cc + ([config] if config else []))
 
 
-def model_build(model: str, out: str, targets: str, keep_going: bool = False) -> None:
-    """A .py model: every variant compiled with IREE (approxcc.ml, loaded only here: C
-    builds never import JAX)."""
+def model_build(model: str, out: str, targets: str, keep_going: bool = False,
+                config: str | None = None) -> None:
+    """A .py model: every variant compiled with IREE, or a configuration's variants only
+    (approxcc.ml, loaded only here: C builds never import JAX)."""
     from approxcc.ml.build import build_model
 
-    build_model(model, out, targets.split(","), keep_going=keep_going)
+    build_model(model, out, targets.split(","), keep_going=keep_going, config=config)
 
 
 def model_emit(model: str, out: str) -> None:

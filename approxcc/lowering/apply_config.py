@@ -22,7 +22,7 @@ def _thresholds(values: tuple[int | float, ...]) -> ArrayAttr:
     return ArrayAttr([FloatAttr(float(v), 64) for v in values])
 
 
-def _configured_params(knob: KnobOp, setting: KnobSetting) -> DictionaryAttr:
+def configured_params(knob: KnobOp, setting: KnobSetting) -> DictionaryAttr:
     """The knob's params with the setting written in; a value outside the knob's domain is
     the user's mistake, reported at the setting."""
     params = dict(knob.params.data)
@@ -81,4 +81,4 @@ class ApplyConfigPass(ModulePass):
                 if self.partial:
                     continue
                 raise CompileError(f"unknown knob '{name}' in configuration", setting.loc)
-            knob.params = _configured_params(knob, setting)
+            knob.params = configured_params(knob, setting)

@@ -40,7 +40,9 @@ from typing import Any
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    DictionaryAttr,
     FunctionType,
+    IntegerAttr,
     IntegerType,
     ModuleOp,
     Signedness,
@@ -49,10 +51,13 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnitAttr,
     UnregisteredOp,
+    i64,
 )
 
 from approxcc.config import KnobSetting, load_config, parse_config
 from approxcc.diagnostics import CompileError, warn
+from approxcc.dialect import knobs
+from approxcc.lowering.apply_config import configured_params
 from approxcc.ml import unsigned_int4
 from approxcc.ml.approx import Knob
 from approxcc.ml.dispatch import BRANCHES_ATTR, KNOBS_ATTR, dispatch_values, dispatches_of
@@ -74,7 +79,7 @@ from approxcc.ml.iree import (
     target_flags,
 )
 from approxcc.ml.passes import choice_of, expand_all, variants_of
-from approxcc.ml.program import DecoratedFunction, load_program, user_errors
+from approxcc.ml.program import DecoratedFunction, MLProgram, load_program, user_errors
 from approxcc.ml.transforms import shared_conversions
 from approxcc.transforms.quantize import INTEGER_PRODUCTS
 
@@ -113,21 +118,24 @@ class Manifest:
 
 @shared_conversions()   # variants (of every function) converting a weight alike share it
 def build_model(path: str | Path, out_dir: str | Path, targets: Sequence[str] = ("cpu",),
-                jobs: int | None = None, keep_going: bool = False) -> Manifest:
-    """Builds every variant of every decorated function of the module at `path`; an error
-    in the module's own code is a diagnostic at its line (`program.user_errors`)."""
+                jobs: int | None = None, keep_going: bool = False,
+                config: str | Path | None = None) -> Manifest:
+    """Builds every variant of every decorated function of the module at `path`, or with
+    `config` (a configuration file) the variants it selects only; an error in the module's
+    own code is a diagnostic at its line (`program.user_errors`)."""
     with user_errors(path):
-        return _build(path, out_dir, targets, jobs, keep_going)
+        return _build(path, out_dir, targets, jobs, keep_going, config)
 
 
 def _build(path: str | Path, out_dir: str | Path, targets: Sequence[str], jobs: int | None,
-           keep_going: bool) -> Manifest:
+           keep_going: bool, config: str | Path | None) -> Manifest:
     for t in targets:
         if t not in TARGET_FLAGS:
             raise CompileError(f"unknown target '{t}' (expected {', '.join(TARGET_FLAGS)})")
     compiler = iree_compile()
     program = load_program(path)
     module = approx_module(program)
+    settings = None if config is None else _configure(module, program, config)
     expand_all(module)
     out = Path(out_dir)
     for sub in ("mlir", "weights", *targets):
@@ -136,7 +144,7 @@ def _build(path: str | Path, out_dir: str | Path, targets: Sequence[str], jobs: 
     with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
         compiles = _Compiles(compiler, out, pool)
         for name, fn in program.functions.items():
-            entries[name] = _function_entry(fn, module, out, targets, compiles)
+            entries[name] = _function_entry(fn, module, out, targets, compiles, settings)
         for name, entry in entries.items():
             _fall_back(program.functions[name], entry, targets, compiles)
         errors = _collect(program.functions, entries, compiles, targets)
@@ -147,6 +155,9 @@ def _build(path: str | Path, out_dir: str | Path, targets: Sequence[str], jobs: 
     data = {"approxcc_ml": MANIFEST_VERSION, "program": Path(path).stem,
             "source": str(Path(path).resolve()), "targets": list(targets),
             "functions": entries}
+    if config is not None and settings is not None:
+        data["config"] = {"file": str(config),
+                          "knobs": {k: _setting_json(s) for k, s in settings.items()}}
     manifest = Manifest(out / "manifest.json", data)
     manifest.path.write_text(json.dumps(data, indent=1))
     return manifest
@@ -189,10 +200,55 @@ class _Compiles:
             return failure.line
 
 
+def _configure(module: ModuleOp, program: MLProgram, config: str | Path
+               ) -> dict[str, KnobSetting]:
+    """`config` checked against the program's knobs (a clang-style error at its key in the
+    file), and written into the module's knobs, so that the ML passes add the variants it
+    selects only: a knob's value, a decision tree's values; a knob it does not name stays
+    exact (docs/config.md)."""
+    exact = {k: v for fn in program.functions.values() for k, v in exact_choice(fn).items()}
+    settings = checked_config([_knob_entry(k, exact[k.name]) for fn in
+                               program.functions.values() for k in fn.afn.knobs], config)
+    for knob in knobs(module):
+        name = knob.knob_name.data
+        if name in settings:
+            knob.params = configured_params(knob, settings[name])
+        elif exact[name] is not None:
+            knob.params = DictionaryAttr({**knob.params.data,
+                                          "value": IntegerAttr(exact[name], i64)})
+    return settings
+
+
+def _selected(fn: DecoratedFunction, choice: Mapping[str, int | None],
+              settings: Mapping[str, KnobSetting] | None, names: Sequence[str]) -> bool:
+    """Whether the configuration (`settings`; None: a build of every variant) selects the
+    knobs `names` of `choice`: a value it gives or decides, exact where it names none."""
+    if settings is None:
+        return True
+    exact = exact_choice(fn)
+    for name in names:
+        s = settings.get(name)
+        allowed = [exact[name]] if s is None else [s.value] if s.value is not None \
+            else list(s.decisions or ())
+        if choice[name] not in allowed:
+            return False
+    return True
+
+
+def _setting_json(s: KnobSetting) -> dict[str, Any]:
+    """A setting as its configuration writes it (labels as their values)."""
+    if s.value is not None:
+        return {"value": s.value}
+    return {"thresholds": list(s.thresholds or ()), "decisions": list(s.decisions or ())}
+
+
 def _function_entry(fn: DecoratedFunction, module: ModuleOp, out: Path, targets: Sequence[str],
-                    compiles: _Compiles) -> dict[str, Any]:
+                    compiles: _Compiles, settings: Mapping[str, KnobSetting] | None
+                    ) -> dict[str, Any]:
     """The manifest entry of `fn`; compiles its dispatches and the variants no dispatch runs
-    (those `_fall_back` compiles where a dispatch fails)."""
+    (those `_fall_back` compiles where a dispatch fails). With a configuration (`settings`)
+    only what it selects: its variants, a dispatch where it gives a decision tree to every
+    state-driven knob of the dispatch (else the selected variant alone)."""
     import jax
 
     def standalone(item_id: str, function: func.FuncOp, weights: list[Any],
@@ -210,9 +266,23 @@ def _function_entry(fn: DecoratedFunction, module: ModuleOp, out: Path, targets:
                 "mlir": str(mlir.relative_to(out)), "widens": widens,
                 "rows": _matrix_rows(alone), "vmfb": {}}
 
+    knob_names = [k.name for k in fn.afn.knobs]
+    kept_dispatches = []
+    for dispatch_fn in dispatches_of(module, fn.name):
+        knobs_of = [k.data for k in dispatch_fn.attributes[KNOBS_ATTR].data]  # type: ignore[attr-defined]
+        static = [k for k in knob_names if k not in knobs_of]
+        if settings is None or (
+                all(k in settings and settings[k].decisions is not None for k in knobs_of)
+                and _selected(fn, choice_of(dispatch_fn, fn), settings, static)):
+            kept_dispatches.append(dispatch_fn)
+    branch_names = {b.root_reference.data for d in kept_dispatches  # type: ignore[attr-defined]
+                    for b in d.attributes[BRANCHES_ATTR].data}  # type: ignore[attr-defined]
     variants, by_name, weights_of = [], {}, {}
     for i, variant_fn in enumerate(variants_of(module, fn.name)):
         choice = choice_of(variant_fn, fn)
+        if not (variant_fn.sym_name.data in branch_names
+                or _selected(fn, choice, settings, knob_names)):
+            continue
         exported = export_variant(fn, choice)
         n_w = len(exported.stored)
         stored = [exported.stored[j] for j in exported.kept if j < n_w]
@@ -225,7 +295,7 @@ def _function_entry(fn: DecoratedFunction, module: ModuleOp, out: Path, targets:
         by_name[variant["name"]] = variant
         weights_of[variant["name"]] = stored
     dispatches = []
-    for i, dispatch_fn in enumerate(dispatches_of(module, fn.name)):
+    for i, dispatch_fn in enumerate(kept_dispatches):
         branches = [by_name[b.root_reference.data]  # type: ignore[attr-defined]
                     for b in dispatch_fn.attributes[BRANCHES_ATTR].data]  # type: ignore[attr-defined]
         knobs = [k.data for k in dispatch_fn.attributes[KNOBS_ATTR].data]  # type: ignore[attr-defined]

@@ -3,7 +3,8 @@
 `approx-ml-<transform>` (func-substitute, task-skipping, loop-perforate, quantize,
 precision) finds, in every ML function, the knob of that transform and adds one variant
 function per value of its domain (only the configured one after `approx-apply-config` sets
-`params.value`) for every variant already there: run them all and the module holds the
+`params.value`, those a decision tree's `params.decisions` name) for every variant already
+there: run them all and the module holds the
 product of the knobs' domains, the variants `approxcc build` compiles. Each variant is the
 StableHLO of `ml/transforms.make_variant` for its choice; transforms compose in the fixed
 order documented there, whatever the order of the passes. Every knob lists the variants that
@@ -99,11 +100,14 @@ class MLTransformPass(ModulePass):
     def _expand(self, module: ModuleOp, fn: DecoratedFunction, knob: KnobOp) -> None:
         name = knob.knob_name.data
         exact = exact_choice(fn)[name]
-        configured = knob.param("value")
+        configured, decisions = knob.param("value"), knob.param("decisions")
         values_attr = knob.param("values")
         assert isinstance(values_attr, ArrayAttr)
-        values = [configured.value.data] if isinstance(configured, IntegerAttr) \
-            else [v.value.data for v in values_attr]
+        values = [v.value.data for v in values_attr]
+        if isinstance(configured, IntegerAttr):
+            values = [configured.value.data]
+        elif isinstance(decisions, ArrayAttr):   # a decision tree: the values it decides
+            values = [v for v in values if v in {d.value.data for d in decisions}]
         for variant in variants_of(module, fn.name):
             choice = choice_of(variant, fn)
             for v in values:

@@ -2,7 +2,7 @@
 the configuration selects, through IREE (`iree-base-runtime`).
 
     from approxcc.ml.runtime import load
-    prog = load("out/manifest.json", config="tuned.json")   # or a dict, or None (exact)
+    prog = load("out", config="tuned.json")   # or a dict, or None (the build's: exact)
     logits = prog.decode_step(tokens, pos)                   # inputs only: weights are resident
 
 A knob with `{"value": v}` is static; a dynamic knob (`state=approx.state("s")`) with
@@ -108,8 +108,11 @@ class Program:
 
     def configure(self, config: str | Path | Mapping[str, Any] | None,
                   strict: bool = True) -> None:
-        """Applies a configuration (path, dict, or None for exact). `strict=False` ignores
-        knobs this build does not have (those of the C half of a compound program)."""
+        """Applies a configuration (path, dict, or None: the build's, exact for a build of
+        every variant). `strict=False` ignores knobs this build does not have (those of the
+        C half of a compound program)."""
+        if config is None:
+            config = self.manifest.data.get("config")
         settings = checked_config([k for f in self.functions.values() for k in f.knobs],
                                   config, strict)
         for fn in self.functions.values():
@@ -182,7 +185,15 @@ class MLFunction:
         return self._dispatch(self.choice(*inputs))
 
     def _variant(self, choice: Mapping[str, int | None]) -> dict[str, Any]:
-        return self._by_choice[tuple(choice[k["name"]] for k in self.knobs)]
+        key = tuple(choice[k["name"]] for k in self.knobs)
+        if key not in self._by_choice:   # a build of one configuration (--config)
+            labels = ",".join(f"{k['name']}={_label(k, v)}" for k, v in zip(self.knobs, key,
+                                                                            strict=True))
+            built = self.program.manifest.data["config"]["file"]
+            raise LookupError(f"{self.name}(): variant <{labels}> was not built: the build "
+                              f"has the variants of configuration '{built}' only (build "
+                              "without --config for every variant)")
+        return self._by_choice[key]
 
     def _dispatch(self, choice: Mapping[str, int | None]) -> dict[str, Any] | None:
         return self._dispatches.get(tuple(choice[k] for k in self._static))
@@ -279,6 +290,11 @@ class MLFunction:
         assert setting.thresholds is not None and setting.decisions is not None
         assert state is not None
         return setting.decisions[bisect.bisect_right(self._bounds[knob["name"]], state)]
+
+
+def _label(knob: Mapping[str, Any], value: int | None) -> Any:
+    """What a config value of `knob` (a manifest entry) stands for."""
+    return "exact" if value is None else knob["values"][knob["domain"].index(value)]
 
 
 def _input(fn: str, i: int, x: Any, sig: Mapping[str, Any]) -> Any:
