@@ -1,23 +1,30 @@
-"""approxcc as `CC` on real C code nobody here wrote, side by side with `cc -O2`.
+"""approxcc as `CC` on real C code nobody here wrote, side by side with gcc.
 
-    python bench/real_c.py FOLDER [--only NAME ...] [--repeats N] [--jobs N]
+    python bench/real_c.py FOLDER [--only NAME ...] [--repeats N] [--jobs N] [--file-by-file]
 
-FOLDER holds the code bases of bench/real_c_repos.toml, each checked out under its name (the
-table says how). Every program is built three ways: `cc -O2`; `approxcc -O2` (exact); and
-approxcc with one `#pragma approx loop_perforate knob(hot)` inserted, in a temporary copy,
-before the table's hot loop, with a configuration that runs every second iteration. Each
-source is compiled on its own (`-c`), as a Makefile would, so that every file counts.
+FOLDER (build/real-c) holds the code of bench/real_c_repos.toml, each checked out under its
+name (the table says how).
 
-Per code base it prints: files whose every function went through MLIR / files with a
-function the frontend left to the system compiler (the translation-unit split) / files
-approxcc failed on; Python tracebacks in approxcc's output (must be 0); programs whose exact
-build prints exactly what the `cc -O2` build prints (stdout, stderr, exit status); the exact
-build's run time over `cc -O2` (geometric mean over programs of the median of interleaved
-runs); perforated builds that built, and those whose output changed. Then every failure, with
-the diagnostic or the innermost approxcc frame of the traceback.
+Projects (`[[project]]`) are built by their own build systems (configure, cmake, make), in
+separate copies of the checkout: once with CC=gcc, once with CC=approxcc, nothing else told
+apart. Per project: build time of each and their ratio; the project's own tests, passed with
+each build; the run time of a representative workload, approxcc's build over gcc's (median of
+interleaved runs); then the perforated builds: one `#pragma approx loop_perforate knob(hot)`
+inserted before a hot counted loop and the project built with approxcc, without a
+configuration (its `check` must print what the gcc build prints) and with
+{"knobs": {"hot": {"value": 2}}} (every second iteration: the output may change). The
+configuration reaches every command through a wrapper (CC) that runs again without it a
+command rejecting it: a link of a program without the knob (a configure probe) does.
+Tracebacks, internal compiler errors and failures that only the approxcc build has are listed
+at the end, and everything is written to FOLDER/results.json.
 
-Through MLIR or not is read from what `-save-temps=obj` keeps: the functions the MLIR module
-defines (`NAME.approx.mlir`) against the function definitions of the source (libclang).
+With --file-by-file, the code bases (`[[codebase]]`) are compiled file by file too: every
+program built with `cc -O2`, `approxcc -O2` and approxcc with the pragma before the table's hot
+loop; per code base: files through MLIR, files with a function left to the system compiler,
+files approxcc failed on, tracebacks, programs whose output is that of the `cc -O2` build, run
+time over `cc -O2`, perforated builds that built and those whose output changed. Through MLIR
+or not is read from what `-save-temps=obj` keeps: the functions the MLIR module defines
+(`NAME.approx.mlir`) against the function definitions of the source (libclang).
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import re
 import shutil
 import statistics
@@ -34,8 +42,9 @@ import tempfile
 import threading
 import time
 import tomllib
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from clang.cindex import CursorKind, Index
@@ -50,7 +59,7 @@ PRAGMA = "#pragma approx loop_perforate knob(hot) values(1:4)\n"
 # an MLIR function with a body: `func.func [private] @name(...) ... {`
 _DEFINED = re.compile(r'^\s*func\.func (?:private |public )?@"?([\w$.]+)"?\(.*\{\s*$', re.M)
 _LINK_NAME = re.compile(r"^__approx_[0-9a-f]{8}_")  # tu_split's name for an internal symbol
-console = Console()
+console = Console(width=None if sys.stdout.isatty() else 200)
 
 
 @dataclass(frozen=True)
@@ -177,23 +186,36 @@ class Builder:
         return exe if done.returncode == 0 else f"link: {first_problem(done.stderr)}"
 
 
+def pragma_at(lines: list[str], where: str) -> int | None:
+    """The index of the line the pragma goes before: `where` is a line number (1-based) or
+    a function, whose first `for` it is."""
+    if where.isdigit():
+        return int(where) - 1
+    start = next((i for i, line in enumerate(lines)
+                  if re.match(rf"^\w[\w\s\*]*\b{re.escape(where)}\s*\(", line)), None)
+    if start is None:
+        return None
+    return next((i for i in range(start, len(lines)) if re.match(r"\s*for\s*\(", lines[i])),
+                None)
+
+
+def insert_pragma(tree: Path, hot: str) -> str | None:
+    """The pragma inserted in `tree` at `hot` (FILE:LINE or FILE:FUNCTION); None, or why not."""
+    file, where = hot.rsplit(":", 1)
+    lines = (tree / file).read_text(errors="replace").splitlines(keepends=True)
+    at = pragma_at(lines, where)
+    if at is None:
+        return f"no `for` in {where}"
+    (tree / file).write_text("".join(lines[:at] + [PRAGMA] + lines[at:]))
+    return None
+
+
 def perforated_tree(root: Path, work: Path, hot: str) -> tuple[Path, str] | str:
     """A copy of the code base with the pragma before the hot loop; (copy, file) or why not."""
-    file, where = hot.rsplit(":", 1)
     tree = work / "perforated" / re.sub(r"\W", "_", hot)
     shutil.copytree(root, tree, dirs_exist_ok=True)
-    lines = (root / file).read_text(errors="replace").splitlines(keepends=True)
-    if where.isdigit():
-        at = int(where) - 1
-    else:
-        start = next((i for i, line in enumerate(lines)
-                      if re.match(rf"^\w[\w\s\*]*\b{re.escape(where)}\s*\(", line)), None)
-        at = next((i for i in range(start, len(lines)) if re.match(r"\s*for\s*\(", lines[i])),
-                  None) if start is not None else None
-        if at is None:
-            return f"no `for` in {where}"
-    (tree / file).write_text("".join(lines[:at] + [PRAGMA] + lines[at:]))
-    return tree, file
+    why = insert_pragma(tree, hot)
+    return why if why else (tree, hot.rsplit(":", 1)[0])
 
 
 def run_program(exe: Path) -> tuple[int, str, str]:
@@ -233,15 +255,23 @@ def build_and_run(builder: Builder, files: dict[str, FileResult], prog: Program)
     return out
 
 
+def interleaved(runs: dict[str, Callable[[], float]], repeats: int) -> dict[str, float]:
+    """The median seconds of each of `runs`, run in turn so that the machine's drift hits all;
+    short ones run until each has had MIN_SECONDS."""
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    while min(map(len, times.values())) < repeats or (
+            min(map(sum, times.values())) < MIN_SECONDS
+            and min(map(len, times.values())) < MAX_RUNS):
+        for name, once in runs.items():
+            times[name].append(once())
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
 def time_ratio(ref: Path, exact: Path, repeats: int) -> float:
-    """Median run time of the exact build over that of `cc -O2`'s, runs interleaved so that
-    the machine's drift hits both; short programs run until each has had MIN_SECONDS."""
-    runs: dict[Path, list[float]] = {ref: [], exact: []}
-    while len(runs[ref]) < repeats or (min(sum(r) for r in runs.values()) < MIN_SECONDS
-                                       and len(runs[ref]) < MAX_RUNS):
-        for exe in runs:
-            runs[exe].append(seconds(exe))
-    return statistics.median(runs[exact]) / statistics.median(runs[ref])
+    """Median run time of the exact build over that of `cc -O2`'s."""
+    medians = interleaved({"ref": functools.partial(seconds, ref),
+                           "exact": functools.partial(seconds, exact)}, repeats)
+    return medians["exact"] / medians["ref"]
 
 
 def perforate(builder: Builder, prog: Program, exact: tuple[int, str, str]) -> str:
@@ -297,14 +327,8 @@ def report(name: str, files: dict[str, FileResult], outcomes: list[Outcome],
                              "built; prints what the exact build prints")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("folder", type=Path, help="the checked-out code bases, by name")
-    parser.add_argument("--only", nargs="*", help="code bases or programs to build")
-    parser.add_argument("--repeats", type=int, default=5, help="timed runs of each build")
-    parser.add_argument("--jobs", type=int, default=2, help="programs built at once")
-    parser.add_argument("--approxcc", default=APPROXCC, help="the approxcc command")
-    args = parser.parse_args()
+def file_by_file(args: argparse.Namespace) -> None:
+    """The code bases of the table, compiled file by file."""
     summary = Table(title=f"approxcc on public C code ({args.repeats} interleaved runs)")
     for column in ("code base", "files", "through MLIR", "fallback", "errors", "tracebacks",
                    "identical to cc", "exact/cc -O2 time", "perforated built",
@@ -337,6 +361,332 @@ def main() -> None:
     console.print(summary)
     if failures.row_count:
         console.print(failures)
+
+
+# --- projects built by their own build systems ------------------------------------------
+
+BUILD_TIMEOUT, TEST_TIMEOUT = 1800, 900
+HOT_CONFIG = {"approxcc": "1", "knobs": {"hot": {"value": 2}}}
+# Makefile variables of `make bench-real-c` must not reach the projects' own makes
+MAKE_VARIABLES = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")
+FAILURE_SIGNS = ("Traceback (most recent call last)", "internal compiler error")
+TOOLS = ("exrex",)
+# CC of the configured perforated build: the configuration on every command; one that lacks the
+# knob (a configure probe, a program without the hot loop) rejects it, and runs again without
+WRAPPER = """#!/bin/sh
+err=$(mktemp)
+{approxcc} -fapprox-config={config} "$@" 2>"$err"; rc=$?
+if [ $rc -ne 0 ] && grep -q "unknown knob 'hot'" "$err"; then rm -f "$err"; exec {approxcc} "$@"; fi
+cat "$err" >&2; rm -f "$err"; exit $rc
+"""  # Python packages of the projects' own test scripts (tiny-regex-c's)
+
+
+@dataclass(frozen=True)
+class Test:
+    name: str
+    cmd: str
+    count: str | None = None  # regex: named groups passed / failed / total, summed
+
+
+@dataclass(frozen=True)
+class Project:
+    name: str
+    kind: str
+    repo: str
+    commit: str
+    build: str
+    tests: tuple[Test, ...]
+    files: dict[str, str]
+    prepare: str | None
+    bench: str | None
+    hot: str | None
+    check: str | None
+
+    @classmethod
+    def from_entry(cls, e: dict) -> Project:
+        return cls(e["name"], e["kind"], e["repo"], e["commit"], e["build"],
+                   tuple(Test(**t) for t in e.get("tests", [])), e.get("files", {}),
+                   e.get("prepare"), e.get("bench"), e.get("hot"),
+                   e.get("check", e.get("bench")))
+
+
+@dataclass
+class BuildResult:
+    """One copy of a project built with one compiler, and its tests."""
+    compiler: str
+    built: bool = False
+    build_s: float = 0.0
+    passed: int = 0
+    total: int = 0
+    failed_tests: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # build errors, tracebacks, ICEs
+
+
+@dataclass
+class ProjectResult:
+    name: str
+    kind: str
+    repo: str
+    commit: str
+    gcc: BuildResult
+    approxcc: BuildResult
+    build_ratio: float | None = None
+    run_s: dict[str, float] = field(default_factory=dict)  # median seconds, by compiler
+    run_ratio: float | None = None
+    perforated: dict[str, str] = field(default_factory=dict)  # "no config" / "hot=2" -> what
+    approxcc_failures: list[str] = field(default_factory=list)
+
+
+class Shell:
+    """Runs a project's commands in one copy of it, with `$CC` (and `$JOBS`) set."""
+
+    def __init__(self, tree: Path, cc: str, jobs: int, tools: Path | None):
+        self.tree = tree
+        self.env = {k: v for k, v in os.environ.items() if k not in MAKE_VARIABLES}
+        self.env |= {"CC": cc, "JOBS": str(jobs)}
+        if tools is not None:
+            self.env["PATH"] = f"{tools}{os.pathsep}{self.env.get('PATH', '')}"
+
+    def __call__(self, cmd: str, timeout: float) -> subprocess.CompletedProcess[str]:
+        try:
+            return subprocess.run(["bash", "-c", cmd], cwd=self.tree, env=self.env, text=True,
+                                  errors="replace", stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return subprocess.CompletedProcess(cmd, 124, f"timed out after {timeout} s")
+
+    def seconds(self, cmd: str) -> float:
+        start = time.perf_counter()
+        self(cmd, RUN_TIMEOUT)
+        return time.perf_counter() - start
+
+
+def ensure_tools(folder: Path) -> Path | None:
+    """A virtual environment in FOLDER/tools with TOOLS (its bin folder), made once."""
+    venv = folder / "tools"
+    python = venv / "bin" / "python"
+    have = python.exists() and subprocess.run(
+        [str(python), "-c", "import " + ", ".join(TOOLS)], capture_output=True).returncode == 0
+    if not have:
+        made = subprocess.run(f"{sys.executable} -m venv --without-pip --clear {venv} && "
+                              f"{sys.executable} -m pip -q --python {python} install "
+                              + " ".join(TOOLS), shell=True, capture_output=True, text=True)
+        if made.returncode != 0:  # pip older than 22.3 has no --python: the venv's own pip
+            made = subprocess.run(f"{sys.executable} -m venv --clear {venv} && "
+                                  f"{python} -m pip -q install " + " ".join(TOOLS),
+                                  shell=True, capture_output=True, text=True)
+        if made.returncode != 0:
+            console.print(f"[yellow]no {', '.join(TOOLS)} in {venv}: tests that need them "
+                          f"fail in both builds\n{made.stderr[-500:]}[/]")
+            return None
+    return venv / "bin"
+
+
+def count_tests(test: Test, done: subprocess.CompletedProcess[str]) -> tuple[int, int]:
+    """(passed, run) of one test command: its `count` matches, else 1 test, passed on 0."""
+    if test.count is None:
+        return int(done.returncode == 0), 1
+    passed = total = 0
+    for match in re.finditer(test.count, done.stdout):
+        g = {k: int(v) for k, v in match.groupdict().items() if v is not None}
+        run_ = g.get("total", g.get("passed", 0) + g.get("failed", 0))
+        passed += g.get("passed", run_ - g.get("failed", 0))
+        total += run_
+    if done.returncode != 0 and passed == total:  # failed beyond what it counted
+        total += 1
+    return passed, total
+
+
+def signs_of_failure(output: str, what: str) -> list[str]:
+    """A traceback's last line or an internal compiler error's, found in `output`."""
+    found = []
+    for sign in FAILURE_SIGNS:
+        at = output.find(sign)
+        if at >= 0:
+            tail = output[at:].splitlines()
+            last = next((line for line in tail[1:] if line and not line.startswith(" ")),
+                        tail[0]) if sign.startswith("Traceback") else tail[0]
+            found.append(f"{what}: {last.strip()}")
+    return found
+
+
+def copy_project(src: Path, tree: Path, project: Project) -> None:
+    if tree.exists():
+        shutil.rmtree(tree)
+    shutil.copytree(src, tree, symlinks=True)
+    for name, text in project.files.items():
+        (tree / name).write_text(text.lstrip("\n"))
+
+
+def build(project: Project, shell: Shell, compiler: str, tests: bool) -> BuildResult:
+    """Builds the copy (timed), prepares the workload, runs the tests if asked."""
+    result = BuildResult(compiler)
+    start = time.perf_counter()
+    done = shell(project.build, BUILD_TIMEOUT)
+    result.build_s = time.perf_counter() - start
+    result.built = done.returncode == 0
+    result.problems += signs_of_failure(done.stdout, "build")
+    if not result.built:
+        errors = [line for line in done.stdout.splitlines() if "error" in line.lower()]
+        result.problems.append(f"build failed: {(errors or done.stdout.splitlines()[-1:])[0]}")
+        return result
+    if project.prepare:
+        done = shell(project.prepare, BUILD_TIMEOUT)
+        if done.returncode != 0:
+            result.problems.append(f"prepare failed: {done.stdout.strip()[-300:]}")
+    for test in project.tests if tests else ():
+        done = shell(test.cmd, TEST_TIMEOUT)
+        passed, total = count_tests(test, done)
+        result.passed += passed
+        result.total += total
+        if passed < total:
+            result.failed_tests.append(f"{test.name}: {passed}/{total}")
+        result.problems += signs_of_failure(done.stdout, test.name)
+    return result
+
+
+def output_of(shell: Shell, cmd: str) -> tuple[int, str]:
+    done = shell(cmd, RUN_TIMEOUT)
+    return done.returncode, done.stdout
+
+
+def perforated_builds(project: Project, src: Path, work: Path, approxcc: str, jobs: int,
+                      tools: Path | None, want: tuple[int, str]) -> dict[str, str]:
+    """The two perforated builds: what each `check` prints against the gcc build's `want`."""
+    config = work / "hot.json"
+    config.write_text(json.dumps(HOT_CONFIG))
+    wrapper = work / "approxcc-hot"
+    wrapper.write_text(WRAPPER.format(approxcc=approxcc, config=config))
+    wrapper.chmod(0o755)
+    out = {}
+    for label, cc in (("no config", approxcc), ("hot=2", str(wrapper))):
+        tree = work / ("perforated" if label == "no config" else "perforated-hot")
+        copy_project(src, tree, project)
+        why = insert_pragma(tree, project.hot or "")
+        if why:
+            return {"no config": f"failed: {why}"}
+        shell = Shell(tree, cc, jobs, tools)
+        built = build(project, shell, "approxcc", tests=False)
+        if not built.built or built.problems:
+            out[label] = f"failed: {'; '.join(built.problems)}"
+            continue
+        got = output_of(shell, project.check or "true")
+        if label == "hot=2":
+            out[label] = "changed" if got != want else "same (no effect)"
+        else:
+            out[label] = "same" if got == want else f"differs (exit {got[0]} vs {want[0]})"
+    return out
+
+
+def measure(project: Project, src: Path, work: Path, args: argparse.Namespace,
+            tools: Path | None) -> ProjectResult:
+    shells = {}
+    builds = {}
+    for compiler, cc in (("gcc", "gcc"), ("approxcc", args.approxcc)):
+        console.print(f"{project.name}: building and testing with {compiler}")
+        copy_project(src, work / compiler, project)
+        shells[compiler] = Shell(work / compiler, cc, args.jobs, tools)
+        builds[compiler] = build(project, shells[compiler], compiler, tests=True)
+    gcc, ax = builds["gcc"], builds["approxcc"]
+    result = ProjectResult(project.name, project.kind, project.repo, project.commit, gcc, ax)
+    if gcc.built and ax.built:
+        result.build_ratio = ax.build_s / gcc.build_s
+    result.approxcc_failures += ax.problems
+    result.approxcc_failures += [f"fails with approxcc only: {t}" for t in ax.failed_tests
+                                 if t not in gcc.failed_tests]
+    if project.bench and gcc.built and ax.built:
+        console.print(f"{project.name}: timing `{project.bench}`")
+        result.run_s = interleaved({c: functools.partial(s.seconds, project.bench)
+                                    for c, s in shells.items()}, args.repeats)
+        result.run_ratio = result.run_s["approxcc"] / result.run_s["gcc"]
+    if project.hot and gcc.built:
+        console.print(f"{project.name}: perforated builds ({project.hot})")
+        want = output_of(shells["gcc"], project.check or "true")
+        if ax.built and output_of(shells["approxcc"], project.check or "true") != want:
+            result.approxcc_failures.append(f"`{project.check}` prints otherwise than gcc's")
+        result.perforated = perforated_builds(project, src, work, args.approxcc, args.jobs,
+                                              tools, want)
+        result.approxcc_failures += [f"perforated ({k}): {v}" for k, v in
+                                     result.perforated.items()
+                                     if v.startswith(("failed", "differs"))]
+    return result
+
+
+def ratio(x: float | None) -> str:
+    return f"{x:.2f}" if x is not None else "-"
+
+
+def geomean(values: list[float | None]) -> float | None:
+    present = [v for v in values if v]
+    return statistics.geometric_mean(present) if present else None
+
+
+def project_table(results: list[ProjectResult], repeats: int) -> Table:
+    table = Table(title=f"C projects built by their own build systems, CC=gcc vs CC=approxcc "
+                        f"(run time: median of {repeats}+ interleaved runs)")
+    for column in ("project", "kind", "tests gcc", "tests approxcc", "build s gcc",
+                   "build s approxcc", "build ratio", "run s gcc", "run ratio",
+                   "perforated, no config", "perforated, hot=2"):
+        table.add_column(column, justify="left" if column in ("project", "kind") else "right")
+    for r in results:
+        table.add_row(
+            r.name, r.kind, f"{r.gcc.passed}/{r.gcc.total}",
+            f"{r.approxcc.passed}/{r.approxcc.total}" if r.approxcc.built else "build failed",
+            f"{r.gcc.build_s:.1f}", f"{r.approxcc.build_s:.1f}", ratio(r.build_ratio),
+            f"{r.run_s['gcc']:.3f}" if r.run_s else "-", ratio(r.run_ratio),
+            r.perforated.get("no config", "-"), r.perforated.get("hot=2", "-"))
+    table.add_section()
+    table.add_row("geomean", "", "", "", "", "", ratio(geomean([r.build_ratio for r in results])),
+                  "", ratio(geomean([r.run_ratio for r in results])), "", "")
+    return table
+
+
+def run_projects(args: argparse.Namespace) -> None:
+    """Every project of the table found in FOLDER: builds, tests, times, perforates."""
+    entries = [Project.from_entry(e) for e in tomllib.loads(TABLE.read_text())["project"]]
+    chosen = [p for p in entries if not args.only or p.name in args.only]
+    tools = ensure_tools(args.folder) if chosen else None
+    results = []
+    for project in chosen:
+        src = args.folder / project.name
+        if not src.is_dir():
+            console.print(f"[yellow]{project.name}: not in {args.folder}; check out "
+                          f"{project.repo} at {project.commit}[/]")
+            continue
+        results.append(measure(project, src, args.folder / "runs" / project.name, args, tools))
+    if not results:
+        return
+    console.print(project_table(results, args.repeats))
+    failures = [(r.name, f) for r in results for f in r.approxcc_failures]
+    for name, failure in failures:
+        console.print(f"[red]{name}[/]: {failure}", markup=True, highlight=False)
+    out = args.folder / "results.json"
+    out.write_text(json.dumps({
+        "approxcc": args.approxcc, "repeats": args.repeats, "jobs": args.jobs,
+        "geomean_build_ratio": geomean([r.build_ratio for r in results]),
+        "geomean_run_ratio": geomean([r.run_ratio for r in results]),
+        "projects": [asdict(r) for r in results]}, indent=2) + "\n")
+    console.print(f"{len(failures)} approxcc failure(s); results in {out}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("folder", type=Path, help="the checked-out code, by name")
+    parser.add_argument("--only", nargs="*", help="projects, code bases or programs")
+    parser.add_argument("--repeats", type=int, default=5, help="timed runs of each build")
+    parser.add_argument("--jobs", type=int, default=2,
+                        help="make -j of the projects; programs built at once file by file")
+    parser.add_argument("--approxcc", default=APPROXCC, help="the approxcc command")
+    parser.add_argument("--file-by-file", action="store_true",
+                        help="also the code bases compiled file by file")
+    parser.add_argument("--no-projects", action="store_true",
+                        help="not the projects built by their own build systems")
+    args = parser.parse_args()
+    args.folder = args.folder.resolve()
+    if not args.no_projects:
+        run_projects(args)
+    if args.file_by_file:
+        file_by_file(args)
 
 
 if __name__ == "__main__":
