@@ -215,6 +215,20 @@ def assert_same_as_cc_through_mlir(sources: str | Mapping[str, str], folder: Pat
     return got.stdout
 
 
+def assert_same_as_cc_by_default(sources: str | Mapping[str, str], folder: Path,
+                                 *flags: str) -> str:
+    """`sources` built by approxcc without -fapprox-mlir=all (the annotated functions through
+    MLIR, the rest through the remainder to the system compiler) print what `cc -O2` builds
+    and exit alike; the output."""
+    names = write_sources(folder, sources)
+    approxcc_ok("build", *names, *flags, "-o", "approx", cwd=folder)
+    cc("-O2", *names, *flags, "-o", "ref", "-lm", cwd=folder)
+    got, want = run_binary(folder / "approx"), run_binary(folder / "ref")
+    assert want.stdout, "the program should print something"
+    assert (got.stdout, got.returncode) == (want.stdout, want.returncode), got.stderr
+    return got.stdout
+
+
 def diagnose(source: str, folder: Path, name: str = "t.c") -> str:
     """Building `source` fails cleanly: status 1, no traceback, no output file; its stderr."""
     (folder / name).write_text(source)

@@ -11,6 +11,8 @@ from conftest import (
     NOT_YET,
     approxcc_ok,
     assert_same_as_cc,
+    assert_same_as_cc_by_default,
+    assert_same_as_cc_through_mlir,
     cc,
     diagnose,
     output_of,
@@ -230,6 +232,37 @@ def test_header_static_inline_called_from_annotated_code(tmp_path: Path):
                         cwd=tmp_path).stdout
     assert "func.func private @clampi" in mlir and "never_called" not in mlir
     assert "func.func @printf" not in mlir and "fputs" not in mlir
+
+
+# K&R definitions: one annotated (MLIR defines it, the remainder declares it `int count();`),
+# a `static` one called from MLIR code, parameters the call promotes (float, char, short)
+KNR = r"""#include <stdio.h>
+static double twice(x) double x; { return x * 2; }
+int count(a, b) char *a; int b; {
+  int n = 0;
+  #pragma approx loop_perforate
+  for (int i = 0; i < b; i++) n += a[i] == 'a';
+  return n;
+}
+float half(f) float f; { return f / 2; }
+static int widen(c, s) char c; short s; { return c + s; }
+double mix(a, b, c) float a; char b; double c; { return a + b + c; }
+int main(void) {
+  int s = 0;
+  #pragma approx loop_perforate
+  for (int i = 0; i < 4; i++) s += widen(i, 1);
+  printf("%g %d %.12g %d %d %.12g %d\n", twice(3.0), count("banana", 6), half(0.1),
+         widen(300, 70000), widen(-1, 5), mix(0.1, 257, 0.25), s);
+  return 0;
+}
+"""
+
+
+def test_old_style_definitions(tmp_path: Path):
+    (tmp_path / "all").mkdir()
+    assert_same_as_cc_through_mlir(KNR, tmp_path / "all")
+    assert assert_same_as_cc_by_default(KNR, tmp_path) == \
+        "6 3 0.0500000007451 4508 4 1.35000002384 10\n"
 
 
 # Latin-1 in a comment, in strings (one in a `for`, whose tokens the frontend reads) and in

@@ -67,9 +67,10 @@ def parse(path: str, clang_args: list[str], source: str | None = None,
           origin: Callable[[int, int], SourceLocation | None] | None = None) -> TranslationUnit:
     """Parse `path` (or the in-memory `source` standing for it); `origin` maps positions of
     text the frontend inserted back to where the user wrote it."""
-    # gcc takes bytes that are not UTF-8 in comments and strings silently (the user's
-    # -Winvalid-source-encoding, after it, still asks for clang's warning)
-    lang = (["-x", "c++"] if is_cplusplus(path) else []) + ["-Wno-invalid-source-encoding"]
+    # gcc takes bytes that are not UTF-8 in comments and strings, and K&R definitions,
+    # silently (the user's -W flags, after these, still ask for clang's warnings)
+    lang = (["-x", "c++"] if is_cplusplus(path) else []) + \
+        ["-Wno-invalid-source-encoding", "-Wno-deprecated-non-prototype"]
     unsaved = [(path, source.encode(errors=SOURCE_ERRORS))] if source is not None else None
     try:
         tu = Index.create().parse(path, args=[*lang, *SYSTEM_COMPILER_IDENTITY, *clang_args],

@@ -111,6 +111,33 @@ def _external_linkage(decl: Cursor, cplusplus: bool) -> list[tuple[int, int, byt
     return edits
 
 
+def _blank(text: bytes) -> bytes:
+    """Spaces for `text`, its line breaks kept (so are the lines of what follows)."""
+    return bytes(c if c == ord("\n") else ord(" ") for c in text)
+
+
+def _old_style_parameters(fn: Cursor, body: int) -> list[tuple[int, int]]:
+    """Where a K&R definition `int f(a, b) char *a; int b; {` (body at offset `body`) names
+    and declares its parameters: the inside of its identifier list, and its parameter
+    declarations. Blanked, they leave `int f();`, a declaration without a prototype: calls
+    keep passing the arguments default-promoted, as the definition takes them (MLIR's)."""
+    tokens = list(fn.get_tokens())
+    name = next((i for i, t in enumerate(tokens)
+                 if t.extent.start.offset == fn.location.offset), None)
+    if name is None or name + 1 == len(tokens) or tokens[name + 1].spelling != "(":
+        return []
+    depth = 0
+    for close in tokens[name + 1:]:
+        depth += {"(": 1, ")": -1}.get(close.spelling, 0)
+        if depth == 0:
+            break
+    end = close.extent.start.offset
+    declared = [p.extent.start.offset for p in fn.get_arguments() if p.extent.start.offset > end]
+    if not declared:
+        return []
+    return [(tokens[name + 1].extent.end.offset, end), (min(declared), body)]
+
+
 def remainder(source: str, path: str, declarations: list[Cursor], plan: Plan,
               cplusplus: bool) -> str:
     """The source the system compiler compiles; `declarations` are the main file's top-level
@@ -123,6 +150,7 @@ def remainder(source: str, path: str, declarations: list[Cursor], plan: Plan,
         body = next(k for k in fn.get_children() if k.kind == CursorKind.COMPOUND_STMT)
         start, end = body.extent.start.offset, body.extent.end.offset
         edits.append((start, end, b";" + b"\n" * text.count(b"\n", start, end)))
+        edits += [(a, b, _blank(text[a:b])) for a, b in _old_style_parameters(fn, start)]
     for decl in declarations:
         if decl.canonical in plan.renamed:
             edits += _external_linkage(decl, cplusplus)
