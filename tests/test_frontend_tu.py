@@ -18,6 +18,7 @@ from conftest import (
     output_of,
     run_approxcc,
     where,
+    write_sources,
 )
 
 
@@ -263,6 +264,53 @@ def test_old_style_definitions(tmp_path: Path):
     assert_same_as_cc_through_mlir(KNR, tmp_path / "all")
     assert assert_same_as_cc_by_default(KNR, tmp_path) == \
         "6 3 0.0500000007451 4508 4 1.35000002384 10\n"
+
+
+# Definitions in included files: `#include "impl.c"` and a single-header library's
+# implementation; main, the only function of the main file, is annotated. other.c calls
+# what p.c's includes define.
+INCLUDED_DEFINITIONS = {
+    "impl.c": """int impl_counter = 5;
+int impl_add(int a, int b) { return a + b + impl_counter; }
+static int impl_hidden(int x) { return x * 3; }
+int impl_triple(int x) { return impl_hidden(x); }
+""",
+    "lib.h": """#ifndef LIB_H
+#define LIB_H
+int lib_square(int x);
+#ifdef LIB_IMPLEMENTATION
+int lib_square(int x) { return x * x; }
+int lib_unused(int x) { return x - 1; }
+#endif
+#endif
+""",
+    "p.c": r"""#include <stdio.h>
+#include "impl.c"
+#define LIB_IMPLEMENTATION
+#include "lib.h"
+void other(void);
+int main(void) {
+  int s = 0;
+  #pragma approx loop_perforate
+  for (int i = 0; i < 4; i++) s += impl_add(i, 1);
+  printf("%d %d %d\n", s, impl_triple(4), lib_square(7));
+  other();
+  return 0;
+}
+""",
+    "other.c": r"""#include <stdio.h>
+int impl_triple(int x);
+int lib_unused(int x);
+void other(void) { printf("%d %d\n", impl_triple(2), lib_unused(10)); }
+""",
+}
+
+
+@pytest.mark.parametrize("mode", [[], [MLIR_ALL]], ids=["annotated", "all"])
+def test_definitions_in_included_files(mode: list[str], tmp_path: Path):
+    write_sources(tmp_path, INCLUDED_DEFINITIONS)
+    approxcc_ok("build", "p.c", "other.c", *mode, "-o", "approx", cwd=tmp_path)
+    assert output_of(tmp_path / "approx") == "30 12 49\n6 9\n"
 
 
 # Latin-1 in a comment, in strings (one in a `for`, whose tokens the frontend reads) and in

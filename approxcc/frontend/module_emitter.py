@@ -78,6 +78,14 @@ def _has_static_locals(fn: Cursor) -> bool:
                for k in fn.walk_preorder())
 
 
+def _external_function_definition(c: Cursor) -> bool:
+    """A function definition another translation unit may call (not `static`, not `inline`,
+    not a system header's)."""
+    return c.kind == CursorKind.FUNCTION_DECL and c.linkage == LinkageKind.EXTERNAL and \
+        c.is_definition() and not c.is_function_inlined() and \
+        not c.location.is_in_system_header
+
+
 def _defines_code(c: Cursor) -> bool:
     """A C++ method definition, or a class defining methods: code only the C++ compiler emits
     (templates are instantiated by their users)."""
@@ -143,7 +151,9 @@ class ModuleEmitter:
             if c.kind == CursorKind.VAR_DECL:
                 self.file_variable(c)
             elif not self.main(c):
-                continue
+                # `#include "impl.c"`, a single-header library's implementation: the
+                # remainder, which includes the file as written, defines its functions
+                self.remainder_defines |= _external_function_definition(c)
             elif c.kind == CursorKind.FUNCTION_DECL and c.is_definition():
                 self.function(c)
             elif self.cplusplus and c.kind in _CXX_ONLY:
