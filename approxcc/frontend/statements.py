@@ -47,6 +47,9 @@ def escapes_all(statements: list[Cursor]) -> frozenset[str]:
     return frozenset().union(*map(escapes, statements))
 
 
+_FILE_SCOPES = (CursorKind.TRANSLATION_UNIT, CursorKind.NAMESPACE, CursorKind.LINKAGE_SPEC)
+
+
 class StatementEmitter:
     """C statements → scf control flow (a FunctionEmitter part)."""
 
@@ -310,13 +313,12 @@ class StatementEmitter:
             trip = b.insert(arith.DivUIOp(b.insert(arith.AddiOp(span, b.int_const(s - 1, i64))),
                                           b.int_const(s, i64)))
         trip = b.insert(arith.SelectOp(runs, trip, b.int_const(0, i64)))
-        var_ref = self.mem.get(loop.var) or self.alloca(loop.var)
+        target = self.induction_variable(loop)
         body = Block(arg_types=[INDEX])
         with b.at(body):
             k = b.insert(arith.IndexCastOp(body.args[0], i64))
             i = b.insert(arith.AddiOp(a, b.insert(arith.MuliOp(k, b.int_const(loop.step, i64)))))
-            self.store(LValue(var_ref, (), loop.var.type),
-                       b.convert(i, Arith(64, var_t.signed, False), var_t))
+            self.store(target, b.convert(i, Arith(64, var_t.signed, False), var_t))
             with self.jump_target(escapes(loop.body), _LOOP_JUMPS):
                 self.iteration(loop.body)
             b.insert(scf.YieldOp())
@@ -324,5 +326,15 @@ class StatementEmitter:
         if not loop.declared_here:  # C leaves the variable at its exit value
             last = b.insert(arith.AddiOp(a, b.insert(arith.MuliOp(trip, b.int_const(loop.step,
                                                                                    i64)))))
-            self.store(LValue(var_ref, (), loop.var.type),
-                       b.convert(last, Arith(64, var_t.signed, False), var_t))
+            self.store(target, b.convert(last, Arith(64, var_t.signed, False), var_t))
+
+    def induction_variable(self, loop: CountedLoop) -> LValue:
+        """Where a counted loop's variable lives: a global or `static` variable in its own
+        storage (code outside the function sees each value and the exit value), a local in
+        its slot."""
+        var = loop.var
+        if var not in self.mem and var.kind == CursorKind.VAR_DECL and (
+                var.storage_class.name in ("STATIC", "EXTERN")
+                or var.semantic_parent.kind in _FILE_SCOPES):
+            return self.global_lvalue(var)
+        return LValue(self.mem.get(var) or self.alloca(var), (), var.type)

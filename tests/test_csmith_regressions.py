@@ -1,0 +1,61 @@
+"""Bugs Csmith found (bench/csmith.py), each reduced to a small program and built by approxcc
+in the mode that failed, against `cc -O2`."""
+
+from pathlib import Path
+
+from conftest import assert_same_as_cc_by_default, assert_same_as_cc_through_mlir
+
+# Csmith seed 1 (`--max-funcs 4 ...`, bench/csmith.py --small) with every function through
+# MLIR, and seeds 2, 3, 7, 19, 26 with an annotation: a counted loop whose induction
+# variable is a global ran on a local copy, so the global kept its old value.
+GLOBAL_INDUCTION = """#include <stdio.h>
+#include <stdint.h>
+int g_6;
+static volatile int16_t g_163 = -2;
+static int32_t g_166 = 5;
+static int g_2 = 1;
+static int *g_589[9][9][3];
+static int seen;
+
+static void peek(void) { seen += g_166; }
+
+int count(void) {
+  for (g_6 = 0; g_6 <= 3; g_6++)
+    ;
+  return 1;
+}
+
+uint32_t fill(void) {
+  uint8_t l_786;
+  for (g_166 = 0; g_166 < 9; g_166 += 1) {
+    peek();
+    for (l_786 = 0; l_786 < 9; l_786 += 1)
+      for (g_163 = 0; g_163 < 3; g_163 += 1)
+        g_589[g_166][l_786][g_163] = &g_2;
+  }
+  for (g_166 = 20; g_166 > 4; g_166 -= 3)
+    ;
+  return 7;
+}
+
+int main(void) {
+  int c = count();
+  uint32_t r = fill();
+  printf("%d %d %u %d %d %d %d\\n", c, g_6, r, g_163, g_166, seen,
+         g_589[8][8][2] == &g_2);
+  return 0;
+}
+"""
+
+
+def test_global_induction_variable_through_mlir(tmp_path: Path):
+    assert assert_same_as_cc_through_mlir(GLOBAL_INDUCTION, tmp_path) == "1 4 7 3 2 36 1\n"
+
+
+def test_global_induction_variable_in_an_annotated_function(tmp_path: Path):
+    source = GLOBAL_INDUCTION.replace(
+        "uint32_t fill(void) {", "#pragma approx memoize knob(fill_memo) values(1:4)\n"
+        "uint32_t fill(void) {").replace(
+        "  for (g_6 = 0;", "  #pragma approx loop_perforate knob(count_loop) values(1:4)\n"
+        "  for (g_6 = 0;")
+    assert assert_same_as_cc_by_default(source, tmp_path) == "1 4 7 3 2 36 1\n"
