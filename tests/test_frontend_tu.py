@@ -313,6 +313,52 @@ def test_definitions_in_included_files(mode: list[str], tmp_path: Path):
     assert output_of(tmp_path / "approx") == "30 12 49\n6 9\n"
 
 
+# `static` from a macro of a header, in two translation units with helpers of the same
+# names: sum_squares (annotated, MLIR's) is called from the remainder, `calls` crosses the
+# split, each file keeps its own `square` and `calls`
+STATIC_MACROS = {
+    "defs.h": "#define PRIVATE static\n#define API static inline\n",
+    "p.c": r"""#include <stdio.h>
+#include "defs.h"
+PRIVATE int calls = 0, spare;
+PRIVATE int square(int x) { calls++; return x * x; }
+API int cube(int x) { return x * square(x); }
+PRIVATE int sum_squares(int n) {
+  int s = 0;
+  #pragma approx loop_perforate
+  for (int i = 0; i < n; i++) s += square(i) + cube(i);
+  return s;
+}
+PRIVATE void bump(int by) { calls += by; }
+int other(void);
+int main(void) {
+  int a = sum_squares(5), b = square(3), c = cube(2);
+  bump(100);
+  printf("%d %d %d calls=%d %d\n", a, b, c, calls, other());
+  return 0;
+}
+""",
+    "q.c": """#include "defs.h"
+PRIVATE int calls = 7;
+PRIVATE int square(int x) { return x + calls; }
+API int twice(int x) {
+  int s = 0;
+  #pragma approx loop_perforate
+  for (int i = 0; i < 2; i++) s += x;
+  return s;
+}
+int other(void) { calls++; return twice(square(1)); }
+""",
+}
+
+
+@pytest.mark.parametrize("mode", [[], [MLIR_ALL]], ids=["annotated", "all"])
+def test_static_from_a_macro(mode: list[str], tmp_path: Path):
+    write_sources(tmp_path, STATIC_MACROS)
+    approxcc_ok("build", "p.c", "q.c", *mode, "-o", "approx", cwd=tmp_path)
+    assert output_of(tmp_path / "approx") == "130 9 8 calls=112 18\n"
+
+
 # Latin-1 in a comment, in strings (one in a `for`, whose tokens the frontend reads) and in
 # a variable both sides use: gcc takes the bytes as they are
 LATIN1 = b"""#include <stdio.h>

@@ -158,12 +158,12 @@ def compile_unit(path: str, clang_args: list[str], all_functions: bool = False) 
             raise CompileError(f"type '{e}' is not supported by the approxcc C frontend "
                                "yet") from e
         raise
-    return CompiledUnit(module, tu_split.remainder(parsed, path, emitter.declarations, plan,
+    return CompiledUnit(module, tu_split.remainder(parsed, path, plan,
                                                     is_cplusplus(path)), tu)
 
 
 def _all_to_system_compiler(tu: TranslationUnit, path: str, source: str) -> CompiledUnit:
     """An empty module, and the whole source as the remainder."""
     plan = tu_split.Plan(needed=True)
-    return CompiledUnit(ModuleOp([]), tu_split.remainder(source, path, [], plan,
+    return CompiledUnit(ModuleOp([]), tu_split.remainder(source, path, plan,
                                                          is_cplusplus(path)), tu)

@@ -16,14 +16,21 @@ Who defines what, so that every symbol is defined exactly once:
   a remainder copy; constant tables are fine, a mutable one would be two objects.)
 * internal symbols used across the split (a `static` function emitted by MLIR and called from
   the remainder, a fallback `static` function called from MLIR, a `static` variable used by
-  MLIR): both sides name the entity `__approx_<digest>_<name>` with external linkage, the
+  MLIR) cross it under a link name, `__approx_<digest>_<name>` with external linkage, the
   digest taken from the source path and text so that two translation units never collide.
-  The remainder gets `#define <name> __approx_<digest>_<name>` before line 1 and loses the
-  `static` (and `inline`) keywords of the entity's declarations; the macro renames every use
-  consistently within the remainder (struct members of the same name included, which is
-  harmless: no layout changes). In the MLIR module the symbol is renamed and made public. For
-  C++ the new name goes through the entity's mangling (`_ZL6helperi` → `_Z19__approx_…i`).
-  When one `static` declares several variables, all of them are renamed.
+  In the MLIR module the symbol is renamed and made public; for C++ the new name goes
+  through the entity's mangling (`_ZL6helperi` → `_Z19__approx_…i`). The remainder keeps
+  every declaration as written, `static` included, and reaches the link name by attributes
+  and asm labels: what it defines (variables, fallbacks) it exports with an alias at its
+  end, `extern __typeof__(name) __approx_… __asm__("<link symbol>")
+  __attribute__((alias("<its own symbol>"), visibility("hidden")));`, and the body of a
+  definition MLIR holds becomes a call of MLIR's, `{ extern __typeof__(name) __approx_…
+  __asm__("<link symbol>"); return __approx_…(params); }` (a variadic function, or one
+  with an unnamed parameter, keeps its body: the remainder calls its own copy). Nothing is
+  edited out of a declaration: a `static` that comes from a macro (`#define PRIVATE
+  static`) could not be (blanking it in the macro's definition would change every other
+  use), and names are not redefined by macros either. A pointer to such a function taken
+  in the remainder points to the forwarding body, not MLIR's definition.
 
 Headers: only the main file's definitions are emitted or split. A header's `static` or
 `inline` function that MLIR code calls gets a private copy in the module (ModuleEmitter.declare):
@@ -41,7 +48,7 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from clang.cindex import Cursor, CursorKind
+from clang.cindex import Cursor, CursorKind, TypeKind
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
@@ -53,9 +60,6 @@ from xdsl.ir import Attribute
 
 from approxcc.diagnostics import CompileError
 from approxcc.frontend.cursors import location
-from approxcc.frontend.global_vars import is_read_only
-
-_SPECIFIERS_DROPPED = ("static", "inline", "__inline", "__inline__")
 
 
 @dataclass
@@ -97,20 +101,6 @@ def static_token(decl: Cursor) -> int | None:
     return None
 
 
-def _external_linkage(decl: Cursor, cplusplus: bool) -> list[tuple[int, int, bytes]]:
-    """Edits that give a declaration external linkage: `static` and `inline` blanked; a C++
-    `const` variable (internal unless `extern`) gets `extern` (`static` becomes `extern`)."""
-    specifiers = [t for t in decl.get_tokens() if t.extent.start.offset < decl.location.offset]
-    extern = cplusplus and decl.kind == CursorKind.VAR_DECL and is_read_only(decl.type)
-    edits = [(t.extent.start.offset, t.extent.end.offset,
-              b"extern" if extern and t.spelling == "static" else b" " * len(t.spelling))
-             for t in specifiers if t.spelling in _SPECIFIERS_DROPPED]
-    if extern and not any(t.spelling in ("static", "extern") for t in specifiers):
-        start = decl.extent.start.offset
-        edits.append((start, start, b"extern "))
-    return edits
-
-
 def _blank(text: bytes) -> bytes:
     """Spaces for `text`, its line breaks kept (so are the lines of what follows)."""
     return bytes(c if c == ord("\n") else ord(" ") for c in text)
@@ -138,10 +128,43 @@ def _old_style_parameters(fn: Cursor, body: int) -> list[tuple[int, int]]:
     return [(tokens[name + 1].extent.end.offset, end), (min(declared), body)]
 
 
-def remainder(source: str, path: str, declarations: list[Cursor], plan: Plan,
-              cplusplus: bool) -> str:
-    """The source the system compiler compiles; `declarations` are the main file's top-level
-    declarations (through namespaces and `extern "C"` blocks)."""
+def _link_declaration(entity: Cursor, link: str, cplusplus: bool) -> str:
+    """`extern <entity's type> <link> __asm__("<its link symbol>")`, without the `;`."""
+    name = "::".join([p.spelling for p in _namespaces(entity)] + [entity.spelling])
+    symbol = external_mangling(entity, link, cplusplus)
+    return f'extern __typeof__({name}) {link} __asm__("{symbol}")'
+
+
+def _namespaces(c: Cursor) -> list[Cursor]:
+    """The named namespaces around `c`, outermost first."""
+    parent = c.semantic_parent
+    if parent is None or parent.kind not in (CursorKind.NAMESPACE, CursorKind.LINKAGE_SPEC):
+        return []
+    return _namespaces(parent) + [parent] * (parent.kind == CursorKind.NAMESPACE and
+                                             bool(parent.spelling))
+
+
+def _forwarding_body(fn: Cursor, link: str, cplusplus: bool) -> str | None:
+    """A body that calls MLIR's definition of `fn` under its link name (None: the arguments
+    cannot be passed on, the function being variadic or a parameter unnamed)."""
+    params = [p.spelling for p in fn.get_arguments()]
+    if not all(params) or fn.type.kind == TypeKind.FUNCTIONPROTO and \
+            fn.type.is_function_variadic():
+        return None
+    call = f"{link}({', '.join(params)});"
+    returns = "" if fn.result_type.get_canonical().kind == TypeKind.VOID else "return "
+    return f"{{ {_link_declaration(fn, link, cplusplus)}; {returns}{call} }}"
+
+
+def _export(entity: Cursor, link: str, cplusplus: bool) -> str:
+    """An alias of what the remainder defines, under its link name (hidden: one program's)."""
+    own = entity.mangled_name if cplusplus else entity.spelling
+    return (f"{_link_declaration(entity, link, cplusplus)} "
+            f'__attribute__((alias("{own}"), visibility("hidden")));\n')
+
+
+def remainder(source: str, path: str, plan: Plan, cplusplus: bool) -> str:
+    """The source the system compiler compiles."""
     if not plan.needed:
         return ""
     text = source.encode(errors="surrogateescape")  # libclang's offsets count bytes
@@ -149,17 +172,20 @@ def remainder(source: str, path: str, declarations: list[Cursor], plan: Plan,
     for fn in plan.emitted:
         body = next(k for k in fn.get_children() if k.kind == CursorKind.COMPOUND_STMT)
         start, end = body.extent.start.offset, body.extent.end.offset
-        edits.append((start, end, b";" + b"\n" * text.count(b"\n", start, end)))
-        edits += [(a, b, _blank(text[a:b])) for a, b in _old_style_parameters(fn, start)]
-    for decl in declarations:
-        if decl.canonical in plan.renamed:
-            edits += _external_linkage(decl, cplusplus)
-    for start, end, new in sorted(set(edits), reverse=True):
+        lines = b"\n" * text.count(b"\n", start, end)
+        if fn.canonical not in plan.renamed:
+            edits.append((start, end, b";" + lines))
+            edits += [(a, b, _blank(text[a:b])) for a, b in _old_style_parameters(fn, start)]
+        elif (call := _forwarding_body(fn, plan.renamed[fn.canonical], cplusplus)) is not None:
+            edits.append((start, end, call.encode() + lines))
+    for start, end, new in sorted(edits, reverse=True):
         text = text[:start] + new + text[end:]
-    prelude = "".join(f"#define {c.spelling} {name}\n"
-                      for c, name in sorted(plan.renamed.items(), key=lambda kv: kv[1]))
+    defined_by_mlir = {fn.canonical for fn in plan.emitted}
+    exports = "".join(_export(entity, link, cplusplus)
+                      for entity, link in sorted(plan.renamed.items(), key=lambda kv: kv[1])
+                      if entity not in defined_by_mlir)
     quoted = path.replace("\\", "\\\\").replace('"', '\\"')
-    return f'{prelude}#line 1 "{quoted}"\n' + text.decode(errors="surrogateescape")
+    return f'#line 1 "{quoted}"\n' + text.decode(errors="surrogateescape") + exports
 
 
 def rename_symbols(module: ModuleOp, names: dict[str, str]) -> None:
