@@ -3,12 +3,14 @@ global, `strlen(s)`) or computed (`n / 2`) is evaluated once before the loop whe
 or call in the loop may change it, so `loop_perforate` applies; when one may, the diagnostic
 names it. Every program is built by approxcc and by `cc -O2` and run."""
 
+import math
 from pathlib import Path
 
 import pytest
 from conftest import (
     approxcc_ok,
     assert_same_as_cc,
+    cc,
     diagnose,
     output_of,
     where,
@@ -150,3 +152,61 @@ int main(void) {
     assert assert_same_as_cc(source, tmp_path) == "10 4 2.0\n"
     mlir = approxcc_ok("build", "p.c", "-S", "--emit=mlir", "-o", "-", cwd=tmp_path).stdout
     assert mlir.count("scf.for") == 1 and "scf.while" in mlir  # the second loop counts
+
+
+# a bound read by scanf, then a loop calling the file's own functions (one writing only
+# through its pointer parameter) and the C library's that read only or write only through
+# their arguments
+READ_BOUND = r"""#include <math.h>
+#include <stdio.h>
+#include <string.h>
+static double signal(int i) { return sin(i * 0.1) + sqrt(i); }
+static void scale(double *x, double by) { *x *= by; }
+int main(void) {
+  int n = 0;
+  double s = 0;
+  char word[8] = "ab";
+  if (scanf("%d", &n) != 1) return 1;
+  #pragma approx loop_perforate knob(k)
+  for (int i = 0; i < n; i++) {
+    double v = signal(i) + strlen(word);
+    scale(&v, 0.5);
+    s += v;
+    if (i == 0) printf("first %.3f\n", v);
+  }
+  printf("%.6f\n", s);
+  return 0;
+}
+"""
+
+
+def test_bound_read_by_scanf_with_calls_that_cannot_reach_it(tmp_path: Path):
+    (tmp_path / "p.c").write_text(READ_BOUND)
+    write_config(tmp_path / "c.json", {"k": {"value": 2}}, program="p")
+    approxcc_ok("build", "p.c", "-o", "exact", cwd=tmp_path)
+    approxcc_ok("build", "p.c", "--config", "c.json", "-o", "half", cwd=tmp_path)
+    cc("-O2", "p.c", "-o", "ref", "-lm", cwd=tmp_path)
+    assert output_of(tmp_path / "exact", input="40\n") == \
+        output_of(tmp_path / "ref", input="40\n")
+    half = output_of(tmp_path / "half", input="40\n").splitlines()[-1]
+    want = sum((math.sin(i * 0.1) + math.sqrt(i) + 2) * 0.5 for i in range(0, 40, 2))
+    assert half == f"{want:.6f}"
+
+
+def test_bound_whose_address_escapes_suggests_a_copy(tmp_path: Path):
+    source = """void remember(int *p);
+void tick(void);
+int f(void) {
+  int n = 10, s = 0;
+  remember(&n);
+  #pragma approx loop_perforate
+  for (int i = 0; i < n; i++) { tick(); s += i; }
+  return s;
+}
+"""
+    stderr = diagnose(source, tmp_path)
+    assert (f"t.c:{where(source, 'loop_perforate')}: error: 'loop_perforate' cannot count "
+            f"this loop: the loop bound may change while the loop runs: the call to 'tick' at "
+            f"t.c:{where(source, 'tick()')} may change 'n'\n") in stderr, stderr
+    assert (f"t.c:{where(source, 'n = 10')}: note: copy 'n' into a local whose address is not "
+            "taken before the loop, and bound the loop by that copy\n") in stderr, stderr

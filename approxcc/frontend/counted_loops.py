@@ -10,8 +10,16 @@ The bound is evaluated once, before the loop, so it must be provably invariant: 
   whose address is taken (a global, a `static`, an array, `&v` anywhere in the function),
   and the two types may share storage (C's effective-type rule: character types and
   aggregates share with every type);
-* a call to a function not declared `pure` or `const`, under the same condition.
-The first such store or call is named in the diagnostic.
+* a call that may write memory, under the same condition. What a call may write is its
+  callee's *effect* (_effect): nothing (a `pure` or `const` function, one of the C library's
+  that read only, _READ_ONLY, or a function of the translation unit that writes only its own
+  locals and calls such functions), only what its pointer arguments point to (the C library's
+  _THROUGH_ARGUMENTS, a function of the unit that writes only through its unchanged pointer
+  parameters), or anything.
+A local whose address is only passed to the C library's functions (`scanf("%d", &n)`), which
+keep no pointer, is not reachable by later calls: only a call given its address may change it.
+The first such store or call is named in the diagnostic; when the bound reads a local whose
+address is taken, a note suggests copying it into one whose address is not.
 """
 
 from __future__ import annotations
@@ -221,6 +229,130 @@ def _writes_nothing(call: Cursor) -> bool:
     return _has_attribute(call.referenced, (CursorKind.PURE_ATTR, CursorKind.CONST_ATTR))
 
 
+_MATH = ("sqrt", "cbrt", "hypot", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh",
+         "cosh", "tanh", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "pow", "fabs",
+         "floor", "ceil", "round", "trunc", "fmod", "fmin", "fmax", "copysign", "erf")
+# The C library's functions that write no memory but errno (the math functions) ...
+_SETS_ERRNO = frozenset(f + suffix for f in _MATH for suffix in ("", "f", "l"))
+_READ_ONLY = _SETS_ERRNO | {
+    "strlen", "strnlen", "strcmp", "strncmp", "memcmp", "strchr", "strrchr", "strstr",
+    "memchr", "strspn", "strcspn", "abs", "labs", "llabs", "toupper", "tolower", "isalpha",
+    "isdigit", "isspace", "isalnum", "isupper", "islower", "atoi", "atol", "atof"}
+# ... and those that write only through the pointers they are given (printf's `%n`); none of
+# them keeps a pointer it is given
+_THROUGH_ARGUMENTS = frozenset({
+    "printf", "fprintf", "sprintf", "snprintf", "vprintf", "vfprintf", "vsprintf",
+    "vsnprintf", "puts", "fputs", "putchar", "fputc", "putc", "scanf", "fscanf", "sscanf",
+    "memcpy", "memmove", "memset", "strcpy", "strncpy", "strcat", "strncat", "fflush",
+    "fgets", "fread", "fwrite", "strtol", "strtoul", "strtod", "strtof"})
+_NO_EFFECT, _ARGUMENTS, _ANY = 0, 1, 2  # what a call may write, by its callee (_effect)
+
+
+def _effect(fn: Cursor | None, seen: frozenset[Cursor] = frozenset()) -> int:
+    """What calling `fn` may write: _NO_EFFECT, _ARGUMENTS (only memory its pointer
+    arguments reach) or _ANY. A function of the translation unit is read; a recursive one
+    may write anything."""
+    if fn is None or fn.kind != CursorKind.FUNCTION_DECL:
+        return _ANY
+    if _has_attribute(fn, (CursorKind.PURE_ATTR, CursorKind.CONST_ATTR)) or \
+            fn.spelling in _READ_ONLY:
+        return _NO_EFFECT
+    if fn.spelling in _THROUGH_ARGUMENTS:
+        return _ARGUMENTS
+    definition = fn.get_definition()
+    if definition is None or definition.canonical in seen:
+        return _ANY
+    return _body_effect(definition, seen | {definition.canonical})
+
+
+def _body_effect(fn: Cursor, seen: frozenset[Cursor]) -> int:
+    params = {p.canonical for p in fn.get_arguments()}
+    unchanged = params - {v.canonical for v in written_vars(fn) if v is not None}
+    effect = _NO_EFFECT
+    for n in fn.walk_preorder():
+        k = n.kind
+        if k in (CursorKind.BINARY_OPERATOR, CursorKind.COMPOUND_ASSIGNMENT_OPERATOR) and \
+                n.binary_operator in _WRITES or \
+                k == CursorKind.UNARY_OPERATOR and unary_spelling(n)[0] in ("++", "--"):
+            target = next(n.get_children())
+            place = _place(target)
+            if place == _MEMORY and _pointer_base(target) in unchanged:
+                effect = max(effect, _ARGUMENTS)
+            elif not (isinstance(place, Cursor) and _own_local(place, fn)):
+                return _ANY
+        elif k == CursorKind.CALL_EXPR:
+            callee = _effect(n.referenced, seen)
+            if callee == _ANY or callee == _ARGUMENTS and not all(
+                    _pointer_base(a) in unchanged or _own_local(_place(a), fn)
+                    for a in _pointer_arguments(n)):
+                return _ANY
+            effect = max(effect, callee)
+        elif k in (CursorKind.ASM_STMT, CursorKind.MS_ASM_STMT):
+            return _ANY
+    return effect
+
+
+def _own_local(place: Cursor | str, fn: Cursor) -> bool:
+    """Whether `place` is an automatic variable or parameter of `fn`."""
+    return isinstance(place, Cursor) and place.semantic_parent == fn and \
+        place.storage_class not in (StorageClass.STATIC, StorageClass.EXTERN)
+
+
+def _pointer_base(e: Cursor) -> Cursor | None:
+    """The variable a pointer expression or an access through one starts from (`p` of `*p`,
+    `p[i]`, `p->f`, `p + 1`), if any."""
+    e = strip(e)
+    while e.kind != CursorKind.DECL_REF_EXPR:
+        kids = [strip(k) for k in e.get_children()]
+        pointers = [k for k in kids if c_types.is_pointer(k.type)]
+        if e.kind not in (CursorKind.UNARY_OPERATOR, CursorKind.ARRAY_SUBSCRIPT_EXPR,
+                          CursorKind.MEMBER_REF_EXPR, CursorKind.BINARY_OPERATOR) or \
+                len(pointers) != 1:
+            return None
+        e = pointers[0]
+    return e.referenced.canonical if e.referenced is not None else None
+
+
+def _pointer_arguments(call: Cursor) -> list[Cursor]:
+    """The arguments of a call through which it may write: pointers to what is not const."""
+    out = []
+    for a in call.get_arguments():
+        t = c_types.canonical(a.type)
+        if c_types.is_pointer(t) and not t.get_pointee().is_const_qualified():
+            out.append(a)
+    return out
+
+
+def _addresses(e: Cursor) -> set[Cursor]:
+    """The variables whose address `e` takes (`&v`, an array naming its address)."""
+    out = set()
+    for n in e.walk_preorder():
+        if n.kind == CursorKind.UNARY_OPERATOR and unary_spelling(n)[0] == "&" or \
+                n.kind == CursorKind.DECL_REF_EXPR and c_types.is_array(n.type):
+            place = _place(next(n.get_children()) if n.kind == CursorKind.UNARY_OPERATOR
+                           else n)
+            if isinstance(place, Cursor):
+                out.add(place)
+    return out
+
+
+def _call_changes(call: Cursor, read: _Access, escaped: Callable[[Cursor], bool]) -> bool:
+    """Whether `call` may store into what `read` reads."""
+    effect = _effect(call.referenced) if call.kind == CursorKind.CALL_EXPR else _ANY
+    unnamed = read.root in (_MEMORY, _ANYWHERE)
+    if effect == _ANY:
+        return unnamed or escaped(read.root)
+    if unnamed and call.referenced.spelling in _SETS_ERRNO:
+        return _alias_class(read.type) in (None, "int4")  # errno is an int
+    if effect == _NO_EFFECT:
+        return False
+    pointers = _pointer_arguments(call)
+    if not unnamed and any(read.root in _addresses(a) for a in pointers):
+        return True
+    return (unnamed or escaped(read.root)) and any(
+        _may_overlap(read.type, c_types.canonical(a.type).get_pointee()) for a in pointers)
+
+
 def _spelling(c: Cursor) -> str:
     """The expression as written (macro names kept), for diagnostics."""
     out = ""
@@ -283,7 +415,7 @@ def _loop_writes(parts: list[Cursor], cplusplus: bool) -> tuple[list[_Access], l
                 target = next(n.get_children())
                 writes.append(_Access(_place(target), _access_type(target), n))
             elif k in (CursorKind.CALL_EXPR, CursorKind.CXX_NEW_EXPR,
-                       CursorKind.CXX_DELETE_EXPR) and not _writes_nothing(n):
+                       CursorKind.CXX_DELETE_EXPR):
                 calls.append(n)
             elif k in (CursorKind.ASM_STMT, CursorKind.MS_ASM_STMT):
                 writes.append(_Access(_ANYWHERE, None, n))
@@ -295,16 +427,21 @@ def _loop_writes(parts: list[Cursor], cplusplus: bool) -> tuple[list[_Access], l
 
 def _escaped(v: Cursor, cplusplus: bool) -> bool:
     """Whether memory writes or calls may reach variable `v`: it is not a local, or its
-    address is taken (arrays decay to their address), or C++ binds it to a reference."""
+    address is taken (arrays decay to their address) other than as the argument of a C
+    library function that keeps no pointer, or C++ binds it to a reference."""
     fn = v.semantic_parent
     if fn is None or fn.kind not in _FUNCTIONS or \
             v.storage_class in (StorageClass.STATIC, StorageClass.EXTERN) or \
             c_types.is_array(v.type) or c_types.is_reference(v.type):
         return True
+    lent = {strip(a) for n in fn.walk_preorder() if n.kind == CursorKind.CALL_EXPR and
+            n.referenced is not None and n.referenced.spelling in _THROUGH_ARGUMENTS
+            for a in n.get_arguments()}
     for n in fn.walk_preorder():
         if n.kind == CursorKind.LAMBDA_EXPR:
             return True
-        if n.kind == CursorKind.UNARY_OPERATOR and unary_spelling(n)[0] == "&":
+        if n.kind == CursorKind.UNARY_OPERATOR and unary_spelling(n)[0] == "&" and \
+                n not in lent:
             operand = _place(next(n.get_children()))
             if operand == _ANYWHERE or operand == v:
                 return True
@@ -361,7 +498,7 @@ def _invariant(bound: Cursor, parts: list[Cursor], cplusplus: bool,
                 return _changed(r, f"the store to '{_spelling(next(w.at.get_children(), w.at))}'",
                                 w.at)
         for call in calls:
-            if r.root in (_MEMORY, _ANYWHERE) or escaped(r.root):
+            if _call_changes(call, r, escaped):
                 name = call.referenced.spelling if call.referenced is not None else \
                     _spelling(call)
                 return _changed(r, f"the call to '{name}'", call)
@@ -370,9 +507,15 @@ def _invariant(bound: Cursor, parts: list[Cursor], cplusplus: bool,
 
 def _changed(read: _Access, by: str, at: Cursor) -> NotCounted:
     where = location(at)
+    notes = [note(f"{by} may change '{_spelling(read.at)}'", where)]
+    v = read.root
+    if isinstance(v, Cursor) and v.semantic_parent is not None and \
+            v.semantic_parent.kind in _FUNCTIONS and not c_types.is_array(v.type) and \
+            v.storage_class not in (StorageClass.STATIC, StorageClass.EXTERN):
+        notes.append(note(f"copy '{v.spelling}' into a local whose address is not taken "
+                          f"before the loop, and bound the loop by that copy", location(v)))
     return NotCounted.at(f"the loop bound may change while the loop runs: {by} at {where} may "
-                         f"change '{_spelling(read.at)}'",
-                         [note(f"{by} may change '{_spelling(read.at)}'", where)])
+                         f"change '{_spelling(read.at)}'", notes)
 
 
 def analyse(loop: Cursor) -> CountedLoop | str:
