@@ -504,7 +504,7 @@ UB_WARNINGS = ("uninitiali", "no return statement", "control reaches end", "with
                "-Wuninitialized", "-Wstringop", "-Warray-bounds", "-Wdiv-by-zero",
                "-Waggressive-loop-optimizations", "-Wpointer-to-int-cast", "-Wint-to-pointer-cast",
                "discards", "-Wsizeof", "-Wnonnull", "-Wfree-nonheap-object",
-               "-Wuse-after-free", "-Wdangling-pointer")
+               "-Wuse-after-free", "-Wdangling-pointer", "-Wmain", "return type of 'main'")
 
 
 def interestingness_script(name: str, result: Result, settings: Settings) -> str:
@@ -540,6 +540,7 @@ timeout {timeout} ./o2 > out2 2>/dev/null; s2=$?
 timeout {timeout * 3} ./os > outs 2>/dev/null; ss=$?
 test $s0 -eq $s2 && test $s0 -eq $ss || exit 1
 cmp -s out0 out2 && cmp -s out0 outs || exit 1
+test -s out2 || exit 1
 {build}
 {bug}
 """
