@@ -371,6 +371,7 @@ HOT_CONFIG = {"approxcc": "1", "knobs": {"hot": {"value": 2}}}
 MAKE_VARIABLES = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")
 FAILURE_SIGNS = ("Traceback (most recent call last)", "internal compiler error")
 TOOLS = ("exrex",)
+MLIR_ALL = "approxcc mlir=all"  # every function through MLIR: the frontend on all the code
 # CC of the configured perforated build: the configuration on every command; one that lacks the
 # knob (a configure probe, a program without the hot loop) rejects it, and runs again without
 WRAPPER = """#!/bin/sh
@@ -430,9 +431,10 @@ class ProjectResult:
     commit: str
     gcc: BuildResult
     approxcc: BuildResult
-    build_ratio: float | None = None
+    mlir_all: BuildResult | None = None  # approxcc -fapprox-mlir=all (--mlir-all)
+    build_ratio: dict[str, float] = field(default_factory=dict)  # over gcc's, by compiler
     run_s: dict[str, float] = field(default_factory=dict)  # median seconds, by compiler
-    run_ratio: float | None = None
+    run_ratio: dict[str, float] = field(default_factory=dict)  # over gcc's, by compiler
     perforated: dict[str, str] = field(default_factory=dict)  # "no config" / "hot=2" -> what
     approxcc_failures: list[str] = field(default_factory=list)
 
@@ -578,32 +580,54 @@ def perforated_builds(project: Project, src: Path, work: Path, approxcc: str, jo
     return out
 
 
+def approxcc_variant(work: Path, approxcc: str, flag: str) -> str:
+    """A CC that is approxcc with `flag` (a script: some build systems take CC as one word)."""
+    script = work / f"approxcc{flag.replace('=', '-')}"
+    script.write_text(f'#!/bin/sh\nexec {approxcc} {flag} "$@"\n')
+    script.chmod(0o755)
+    return str(script)
+
+
 def measure(project: Project, src: Path, work: Path, args: argparse.Namespace,
             tools: Path | None) -> ProjectResult:
-    shells = {}
-    builds = {}
-    for compiler, cc in (("gcc", "gcc"), ("approxcc", args.approxcc)):
+    work.mkdir(parents=True, exist_ok=True)
+    compilers = {"gcc": "gcc", "approxcc": args.approxcc}
+    if args.mlir_all:
+        compilers[MLIR_ALL] = approxcc_variant(work, args.approxcc, "-fapprox-mlir=all")
+    shells, builds = {}, {}
+    for compiler, cc in compilers.items():
         console.print(f"{project.name}: building and testing with {compiler}")
-        copy_project(src, work / compiler, project)
-        shells[compiler] = Shell(work / compiler, cc, args.jobs, tools)
+        tree = work / compiler.replace(" ", "-")
+        copy_project(src, tree, project)
+        shells[compiler] = Shell(tree, cc, args.jobs, tools)
         builds[compiler] = build(project, shells[compiler], compiler, tests=True)
-    gcc, ax = builds["gcc"], builds["approxcc"]
-    result = ProjectResult(project.name, project.kind, project.repo, project.commit, gcc, ax)
-    if gcc.built and ax.built:
-        result.build_ratio = ax.build_s / gcc.build_s
-    result.approxcc_failures += ax.problems
-    result.approxcc_failures += [f"fails with approxcc only: {t}" for t in ax.failed_tests
-                                 if t not in gcc.failed_tests]
-    if project.bench and gcc.built and ax.built:
+    gcc = builds["gcc"]
+    result = ProjectResult(project.name, project.kind, project.repo, project.commit, gcc,
+                           builds["approxcc"], mlir_all=builds.get(MLIR_ALL))
+    for compiler, made in builds.items():
+        if compiler == "gcc":
+            continue
+        if gcc.built and made.built:
+            result.build_ratio[compiler] = made.build_s / gcc.build_s
+        tag = "" if compiler == "approxcc" else f"({compiler}) "
+        result.approxcc_failures += [tag + problem for problem in made.problems]
+        result.approxcc_failures += [f"{tag}fails with approxcc only: {t}"
+                                     for t in made.failed_tests if t not in gcc.failed_tests]
+    timed = {c: functools.partial(shells[c].seconds, project.bench)
+             for c, made in builds.items() if made.built and project.bench}
+    if project.bench and gcc.built and len(timed) > 1:
         console.print(f"{project.name}: timing `{project.bench}`")
-        result.run_s = interleaved({c: functools.partial(s.seconds, project.bench)
-                                    for c, s in shells.items()}, args.repeats)
-        result.run_ratio = result.run_s["approxcc"] / result.run_s["gcc"]
+        result.run_s = interleaved(timed, args.repeats)
+        result.run_ratio = {c: t / result.run_s["gcc"] for c, t in result.run_s.items()
+                            if c != "gcc"}
     if project.hot and gcc.built:
-        console.print(f"{project.name}: perforated builds ({project.hot})")
         want = output_of(shells["gcc"], project.check or "true")
-        if ax.built and output_of(shells["approxcc"], project.check or "true") != want:
-            result.approxcc_failures.append(f"`{project.check}` prints otherwise than gcc's")
+        for compiler, made in builds.items():
+            if compiler != "gcc" and made.built and \
+                    output_of(shells[compiler], project.check or "true") != want:
+                result.approxcc_failures.append(
+                    f"{compiler}: `{project.check}` prints otherwise than gcc's build")
+        console.print(f"{project.name}: perforated builds ({project.hot})")
         result.perforated = perforated_builds(project, src, work, args.approxcc, args.jobs,
                                               tools, want)
         result.approxcc_failures += [f"perforated ({k}): {v}" for k, v in
@@ -621,52 +645,103 @@ def geomean(values: list[float | None]) -> float | None:
     return statistics.geometric_mean(present) if present else None
 
 
+def brief(outcome: str) -> str:
+    """A perforated build's outcome for the table: a failure's message is listed below it."""
+    return "failed (below)" if outcome.startswith("failed") else outcome
+
+
+def tests(made: BuildResult | None) -> str:
+    if made is None:
+        return "-"
+    return f"{made.passed}/{made.total}" if made.built else "build failed"
+
+
 def project_table(results: list[ProjectResult], repeats: int) -> Table:
     table = Table(title=f"C projects built by their own build systems, CC=gcc vs CC=approxcc "
-                        f"(run time: median of {repeats}+ interleaved runs)")
-    for column in ("project", "kind", "tests gcc", "tests approxcc", "build s gcc",
-                   "build s approxcc", "build ratio", "run s gcc", "run ratio",
-                   "perforated, no config", "perforated, hot=2"):
-        table.add_column(column, justify="left" if column in ("project", "kind") else "right")
+                        f"(ratios: approxcc's over gcc's; run time: median of {repeats}+ "
+                        f"interleaved runs)")
+    mlir_all = any(r.mlir_all for r in results)
+    columns = ["project", "kind", "tests gcc", "tests approxcc", "build s gcc",
+               "build ratio", "run s gcc", "run ratio", "perforated, no config",
+               "perforated, hot=2"]
+    if mlir_all:
+        columns[6:6] = ["tests mlir=all", "build ratio mlir=all", "run ratio mlir=all"]
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("project", "kind") else "right",
+                         overflow="fold")
     for r in results:
-        table.add_row(
-            r.name, r.kind, f"{r.gcc.passed}/{r.gcc.total}",
-            f"{r.approxcc.passed}/{r.approxcc.total}" if r.approxcc.built else "build failed",
-            f"{r.gcc.build_s:.1f}", f"{r.approxcc.build_s:.1f}", ratio(r.build_ratio),
-            f"{r.run_s['gcc']:.3f}" if r.run_s else "-", ratio(r.run_ratio),
-            r.perforated.get("no config", "-"), r.perforated.get("hot=2", "-"))
+        row = [r.name, r.kind, tests(r.gcc), tests(r.approxcc), f"{r.gcc.build_s:.1f}",
+               ratio(r.build_ratio.get("approxcc")),
+               f"{r.run_s['gcc']:.3f}" if r.run_s else "-", ratio(r.run_ratio.get("approxcc")),
+               brief(r.perforated.get("no config", "-")), brief(r.perforated.get("hot=2", "-"))]
+        if mlir_all:
+            row[6:6] = [tests(r.mlir_all), ratio(r.build_ratio.get(MLIR_ALL)),
+                        ratio(r.run_ratio.get(MLIR_ALL))]
+        table.add_row(*row)
     table.add_section()
-    table.add_row("geomean", "", "", "", "", "", ratio(geomean([r.build_ratio for r in results])),
-                  "", ratio(geomean([r.run_ratio for r in results])), "", "")
+    means = geomeans(results)
+    row = ["geomean", "", "", "", "", ratio(means["build approxcc"]), "",
+           ratio(means["run approxcc"]), "", ""]
+    if mlir_all:
+        row[6:6] = ["", ratio(means[f"build {MLIR_ALL}"]), ratio(means[f"run {MLIR_ALL}"])]
+    table.add_row(*row)
     return table
 
 
+def geomeans(results: list[ProjectResult]) -> dict[str, float | None]:
+    """Geometric means over the projects of the build and run time ratios, by compiler."""
+    return {f"{what} {c}": geomean([getattr(r, f"{what}_ratio").get(c) for r in results])
+            for what in ("build", "run") for c in ("approxcc", MLIR_ALL)}
+
+
+def load_results(path: Path) -> dict[str, ProjectResult]:
+    """The results an earlier run wrote, by project (none: no such file)."""
+    if not path.exists():
+        return {}
+    out = {}
+    for r in json.loads(path.read_text())["projects"]:
+        builds = {k: BuildResult(**r.pop(k)) if r.get(k) else None
+                  for k in ("gcc", "approxcc", "mlir_all")}
+        out[r["name"]] = ProjectResult(**r, **builds)
+    return out
+
+
+def save_results(path: Path, results: dict[str, ProjectResult], args: argparse.Namespace,
+                 order: list[str]) -> None:
+    chosen = [results[name] for name in order if name in results]
+    path.write_text(json.dumps({
+        "approxcc": args.approxcc, "repeats": args.repeats, "jobs": args.jobs,
+        "geomeans": geomeans(chosen), "projects": [asdict(r) for r in chosen]}, indent=2)
+        + "\n")
+
+
 def run_projects(args: argparse.Namespace) -> None:
-    """Every project of the table found in FOLDER: builds, tests, times, perforates."""
+    """Every project of the table found in FOLDER: builds, tests, times, perforates. The
+    results go to FOLDER/results.json after each, with those of earlier runs of the others
+    (`--only`); the table shows them all."""
     entries = [Project.from_entry(e) for e in tomllib.loads(TABLE.read_text())["project"]]
     chosen = [p for p in entries if not args.only or p.name in args.only]
     tools = ensure_tools(args.folder) if chosen else None
-    results = []
+    path = args.folder / "results.json"
+    results = load_results(path)
+    order = [p.name for p in entries]
     for project in chosen:
         src = args.folder / project.name
         if not src.is_dir():
             console.print(f"[yellow]{project.name}: not in {args.folder}; check out "
                           f"{project.repo} at {project.commit}[/]")
             continue
-        results.append(measure(project, src, args.folder / "runs" / project.name, args, tools))
-    if not results:
+        results[project.name] = measure(project, src, args.folder / "runs" / project.name,
+                                         args, tools)
+        save_results(path, results, args, order)
+    shown = [results[name] for name in order if name in results]
+    if not shown:
         return
-    console.print(project_table(results, args.repeats))
-    failures = [(r.name, f) for r in results for f in r.approxcc_failures]
+    console.print(project_table(shown, args.repeats))
+    failures = [(r.name, f) for r in shown for f in r.approxcc_failures]
     for name, failure in failures:
         console.print(f"[red]{name}[/]: {failure}", markup=True, highlight=False)
-    out = args.folder / "results.json"
-    out.write_text(json.dumps({
-        "approxcc": args.approxcc, "repeats": args.repeats, "jobs": args.jobs,
-        "geomean_build_ratio": geomean([r.build_ratio for r in results]),
-        "geomean_run_ratio": geomean([r.run_ratio for r in results]),
-        "projects": [asdict(r) for r in results]}, indent=2) + "\n")
-    console.print(f"{len(failures)} approxcc failure(s); results in {out}")
+    console.print(f"{len(failures)} approxcc failure(s); results in {path}")
 
 
 def main() -> None:
@@ -679,6 +754,8 @@ def main() -> None:
     parser.add_argument("--approxcc", default=APPROXCC, help="the approxcc command")
     parser.add_argument("--file-by-file", action="store_true",
                         help="also the code bases compiled file by file")
+    parser.add_argument("--mlir-all", action="store_true",
+                        help="the projects also built with approxcc -fapprox-mlir=all")
     parser.add_argument("--no-projects", action="store_true",
                         help="not the projects built by their own build systems")
     args = parser.parse_args()
