@@ -372,9 +372,15 @@ MAKE_VARIABLES = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")
 FAILURE_SIGNS = ("Traceback (most recent call last)", "internal compiler error")
 TOOLS = ("exrex",)
 MLIR_ALL = "approxcc mlir=all"  # every function through MLIR: the frontend on all the code
+# the copies' folders, by compiler: names of one length, so that their paths in the files
+# built (__FILE__, rpaths) can be swapped when the builds are compared
+TREES = {"gcc": "gcc", "approxcc": "acc", MLIR_ALL: "all"}
 # CC of the configured perforated build: the configuration on every command; one that lacks the
 # knob (a configure probe, a program without the hot loop) rejects it, and runs again without
+# (and not on a command without inputs: `-v` with an approxcc flag does not say gcc, and
+# configure scripts ask `$CC -v` whether the compiler is gcc)
 WRAPPER = """#!/bin/sh
+case "$*" in *.c*|*.o*|*.a*|*.so*) ;; *) exec {approxcc} "$@";; esac
 err=$(mktemp)
 {approxcc} -fapprox-config={config} "$@" 2>"$err"; rc=$?
 if [ $rc -ne 0 ] && grep -q "unknown knob 'hot'" "$err"; then rm -f "$err"; exec {approxcc} "$@"; fi
@@ -436,6 +442,7 @@ class ProjectResult:
     run_s: dict[str, float] = field(default_factory=dict)  # median seconds, by compiler
     run_ratio: dict[str, float] = field(default_factory=dict)  # over gcc's, by compiler
     perforated: dict[str, str] = field(default_factory=dict)  # "no config" / "hot=2" -> what
+    same_elf: tuple[int, int] | None = None  # ELF files (objects, programs) byte for byte
     approxcc_failures: list[str] = field(default_factory=list)
 
 
@@ -529,7 +536,7 @@ def build(project: Project, shell: Shell, compiler: str, tests: bool) -> BuildRe
     result.built = done.returncode == 0
     result.problems += signs_of_failure(done.stdout, "build")
     if not result.built:
-        errors = [line for line in done.stdout.splitlines() if "error" in line.lower()]
+        errors = [line for line in done.stdout.splitlines() if "error:" in line]
         result.problems.append(f"build failed: {(errors or done.stdout.splitlines()[-1:])[0]}")
         return result
     if project.prepare:
@@ -597,7 +604,7 @@ def measure(project: Project, src: Path, work: Path, args: argparse.Namespace,
     shells, builds = {}, {}
     for compiler, cc in compilers.items():
         console.print(f"{project.name}: building and testing with {compiler}")
-        tree = work / compiler.replace(" ", "-")
+        tree = work / TREES[compiler]
         copy_project(src, tree, project)
         shells[compiler] = Shell(tree, cc, args.jobs, tools)
         builds[compiler] = build(project, shells[compiler], compiler, tests=True)
@@ -613,6 +620,8 @@ def measure(project: Project, src: Path, work: Path, args: argparse.Namespace,
         result.approxcc_failures += [tag + problem for problem in made.problems]
         result.approxcc_failures += [f"{tag}fails with approxcc only: {t}"
                                      for t in made.failed_tests if t not in gcc.failed_tests]
+    if gcc.built and builds["approxcc"].built:
+        result.same_elf = same_elf(shells["gcc"].tree, shells["approxcc"].tree)
     timed = {c: functools.partial(shells[c].seconds, project.bench)
              for c, made in builds.items() if made.built and project.bench}
     if project.bench and gcc.built and len(timed) > 1:
@@ -634,6 +643,33 @@ def measure(project: Project, src: Path, work: Path, args: argparse.Namespace,
                                      result.perforated.items()
                                      if v.startswith(("failed", "differs"))]
     return result
+
+
+def same_elf(gcc: Path, other: Path) -> tuple[int, int]:
+    """(identical, all) of the ELF files (objects, libraries, programs) the gcc build made,
+    against the other build's files of the same paths, without debug sections, the other
+    copy's path read as the gcc copy's."""
+    same = total = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in gcc.rglob("*"):
+            if not path.is_file() or path.is_symlink():
+                continue
+            with path.open("rb") as f:
+                if f.read(4) != b"\x7fELF":
+                    continue
+            total += 1
+            twin = other / path.relative_to(gcc)
+            if not twin.is_file():
+                continue
+            a, b = Path(tmp, "a"), Path(tmp, "b")
+            for src, dst in ((path, a), (twin, b)):
+                subprocess.run(["objcopy", "--strip-debug", str(src), str(dst)],
+                               capture_output=True)
+            same += a.exists() and b.exists() and \
+                a.read_bytes() == b.read_bytes().replace(str(other).encode(), str(gcc).encode())
+            a.unlink(missing_ok=True)
+            b.unlink(missing_ok=True)
+    return same, total
 
 
 def ratio(x: float | None) -> str:
@@ -662,28 +698,29 @@ def project_table(results: list[ProjectResult], repeats: int) -> Table:
                         f"interleaved runs)")
     mlir_all = any(r.mlir_all for r in results)
     columns = ["project", "kind", "tests gcc", "tests approxcc", "build s gcc",
-               "build ratio", "run s gcc", "run ratio", "perforated, no config",
+               "build ratio", "same ELF files", "run s gcc", "run ratio", "perforated, no config",
                "perforated, hot=2"]
     if mlir_all:
-        columns[6:6] = ["tests mlir=all", "build ratio mlir=all", "run ratio mlir=all"]
+        columns[7:7] = ["tests mlir=all", "build ratio mlir=all", "run ratio mlir=all"]
     for column in columns:
         table.add_column(column, justify="left" if column in ("project", "kind") else "right",
                          overflow="fold")
     for r in results:
         row = [r.name, r.kind, tests(r.gcc), tests(r.approxcc), f"{r.gcc.build_s:.1f}",
                ratio(r.build_ratio.get("approxcc")),
+               "{}/{}".format(*r.same_elf) if r.same_elf else "-",
                f"{r.run_s['gcc']:.3f}" if r.run_s else "-", ratio(r.run_ratio.get("approxcc")),
                brief(r.perforated.get("no config", "-")), brief(r.perforated.get("hot=2", "-"))]
         if mlir_all:
-            row[6:6] = [tests(r.mlir_all), ratio(r.build_ratio.get(MLIR_ALL)),
+            row[7:7] = [tests(r.mlir_all), ratio(r.build_ratio.get(MLIR_ALL)),
                         ratio(r.run_ratio.get(MLIR_ALL))]
         table.add_row(*row)
     table.add_section()
     means = geomeans(results)
-    row = ["geomean", "", "", "", "", ratio(means["build approxcc"]), "",
+    row = ["geomean", "", "", "", "", ratio(means["build approxcc"]), "", "",
            ratio(means["run approxcc"]), "", ""]
     if mlir_all:
-        row[6:6] = ["", ratio(means[f"build {MLIR_ALL}"]), ratio(means[f"run {MLIR_ALL}"])]
+        row[7:7] = ["", ratio(means[f"build {MLIR_ALL}"]), ratio(means[f"run {MLIR_ALL}"])]
     table.add_row(*row)
     return table
 
@@ -700,7 +737,7 @@ def load_results(path: Path) -> dict[str, ProjectResult]:
         return {}
     out = {}
     for r in json.loads(path.read_text())["projects"]:
-        builds = {k: BuildResult(**r.pop(k)) if r.get(k) else None
+        builds = {k: BuildResult(**made) if (made := r.pop(k, None)) else None
                   for k in ("gcc", "approxcc", "mlir_all")}
         out[r["name"]] = ProjectResult(**r, **builds)
     return out
