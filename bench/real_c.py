@@ -647,8 +647,8 @@ def measure(project: Project, src: Path, work: Path, args: argparse.Namespace,
 
 def same_elf(gcc: Path, other: Path) -> tuple[int, int]:
     """(identical, all) of the ELF files (objects, libraries, programs) the gcc build made,
-    against the other build's files of the same paths, without debug sections, the other
-    copy's path read as the gcc copy's."""
+    against the other build's files of the same paths, without debug sections and build ids,
+    the other copy's path read as the gcc copy's (__FILE__, rpaths)."""
     same = total = 0
     with tempfile.TemporaryDirectory() as tmp:
         for path in gcc.rglob("*"):
@@ -663,7 +663,8 @@ def same_elf(gcc: Path, other: Path) -> tuple[int, int]:
                 continue
             a, b = Path(tmp, "a"), Path(tmp, "b")
             for src, dst in ((path, a), (twin, b)):
-                subprocess.run(["objcopy", "--strip-debug", str(src), str(dst)],
+                subprocess.run(["objcopy", "--strip-debug", "--remove-section=.note.gnu.build-id",
+                                str(src), str(dst)],
                                capture_output=True)
             same += a.exists() and b.exists() and \
                 a.read_bytes() == b.read_bytes().replace(str(other).encode(), str(gcc).encode())
