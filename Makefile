@@ -59,8 +59,10 @@ bench-kernels: setup
 bench-compound: setup
 	$(BIN)/python bench/compound.py $(ARGS)
 
-# Real C code bases built by approxcc and by cc, side by side: REAL_C is the folder holding
-# the code bases of bench/real_c_repos.toml, each checked out under its name.
+# Real C projects (lua, zlib, lz4, cJSON, jsmn, tiny-regex-c) built by their own build systems
+# with CC=gcc and CC=approxcc, their own tests run with each, side by side (docs/real-c.md):
+# REAL_C is the folder holding the checkouts of bench/real_c_repos.toml, each under its name;
+# ARGS="--file-by-file" adds the code bases compiled file by file.
 REAL_C ?= build/real-c
 bench-real-c: setup
 	$(BIN)/python bench/real_c.py $(REAL_C) $(ARGS)
