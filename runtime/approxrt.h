@@ -74,6 +74,11 @@ struct approx_knob_entry {
  * else 0. */
 int approx_config_loaded(void);
 
+/* Every tunable object refers to this symbol, so that a link against the runtime archive
+ * pulls the runtime in (and with it the constructor above) even where the program calls
+ * none of its functions. */
+extern const char approx_runtime_anchor;
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,7 +5,15 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import NOT_YET, approxcc_ok, cc, diagnose, run_binary, where
+from conftest import (
+    NOT_YET,
+    approxcc_ok,
+    assert_same_as_cc_through_mlir,
+    cc,
+    diagnose,
+    run_binary,
+    where,
+)
 
 PROGRAMS = sorted((Path(__file__).resolve().parent / "c_programs").glob("*.c"))
 
@@ -44,11 +52,6 @@ UNSUPPORTED = [
   return (int)__real__ z;
 }
 """, "z =", "type '_Complex double'"),
-    ("isnan", """#include <math.h>
-int f(double d) {
-  return isnan(d);
-}
-""", "isnan", "the builtin '__builtin_isnan'"),
 ]
 
 
@@ -114,3 +117,20 @@ def test_duplicate_knob_names(tmp_path: Path):
     assert stderr.startswith(f"t.c:{where(source, 'loop_perforate', 1)}: error: duplicate knob "
                              "name 'k'\n"), stderr
     assert f"t.c:{where(source, 'loop_perforate')}: note: first defined here" in stderr
+
+
+def test_classification_macros_take_the_arm_their_type_selects(tmp_path: Path):
+    """<math.h>'s isnan/isinf/signbit dispatch on `sizeof (x)` with `?:`: only the arm the
+    constant condition selects is compiled (the others name long double functions)."""
+    assert_same_as_cc_through_mlir("""#include <math.h>
+#include <stdio.h>
+int main(void) {
+  double v[] = {0.0, -1.5, 1.0 / 0.0, -1.0 / 0.0, NAN};  /* a NaN of a known sign */
+  for (int i = 0; i < 5; i++) {
+    float f = (float)v[i];
+    printf("%d %d %d %d %d\\n", isnan(v[i]) != 0, isinf(v[i]) != 0, isfinite(v[i]) != 0,
+           signbit(v[i]) != 0, isnan(f) != 0);
+  }
+  return sizeof(int) == 4 ? 0 : 1;
+}
+""", tmp_path, "-lm")

@@ -380,9 +380,6 @@ int main(void) {
 """
 
 
-@pytest.mark.xfail(strict=True, reason="driver/program_knobs.py:module_knobs must read the "
-                   "source with frontend.c_parse.read_source, driver/cc1.py:frontend write "
-                   "the remainder with errors=SOURCE_ERRORS (the lead's files)")
 @pytest.mark.parametrize("mode", [[], [MLIR_ALL]], ids=["annotated", "all"])
 def test_source_bytes_that_are_not_utf8(mode: list[str], tmp_path: Path):
     (tmp_path / "p.c").write_bytes(LATIN1)

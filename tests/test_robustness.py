@@ -173,9 +173,9 @@ def test_console_script_into_a_closed_pipe(kernel: Path):
 def test_in_process_runs_share_no_state(kernel: Path):
     """Colour, warning options and counts belong to one call."""
     (kernel / "w.c").write_text("int f(void) {\n  int unused;\n  return 0;\n}\n")
-    coloured = run_approxcc(["-c", "w.c", "-Wall", "-Werror", "-fdiagnostics-color=always"],
-                            cwd=kernel)
+    coloured = run_approxcc(["-c", "w.c", "-fapprox-mlir=all", "-Wall", "-Werror",
+                             "-fdiagnostics-color=always"], cwd=kernel)
     assert coloured.returncode == 1 and "\x1b[" in coloured.stderr
-    plain = run_approxcc(["-c", "w.c", "-Wall"], cwd=kernel)
+    plain = run_approxcc(["-c", "w.c", "-fapprox-mlir=all", "-Wall"], cwd=kernel)
     assert plain.returncode == 0 and "\x1b[" not in plain.stderr
     assert plain.stderr.endswith("1 warning generated.\n")

@@ -94,7 +94,7 @@ def test_installed_compiler_builds_and_runs_the_demo(venv: Path, tmp_path: Path)
 
     approxcc = venv / "bin" / "approxcc"
     _run(approxcc, "signal.c", "-o", "exact", cwd=work, env=env)
-    assert list((tmp_path / "home" / ".cache" / "approxcc").glob("approxrt-*.o"))
+    assert list((tmp_path / "home" / ".cache" / "approxcc").glob("libapproxrt-*.a"))
     cc("-O2", f"-I{runtime}", "signal.c", runtime / "approxrt.c", "-lm", "-o", "ref", cwd=work)
     args = ("64", "1024")
     exact = output_of(work / "exact", *args)

@@ -25,12 +25,12 @@ def frontend(src: str, clang_args: list[str], out: Path, remainder: Path,
     compiles, and on request the knob record of its object (`knobs_asm`) and the files it
     included (`includes`, one per line, for the dependency file). Only annotated functions
     go through MLIR unless `all_functions`."""
-    from approxcc.frontend.c_parse import compile_unit
+    from approxcc.frontend.c_parse import SOURCE_ERRORS, compile_unit, read_source
 
     compiled = compile_unit(src, clang_args, all_functions)
-    knobs = program_knobs.module_knobs(compiled.module, src)
+    knobs = program_knobs.module_knobs(compiled.module, src, read_source(src))
     out.write_text(print_module(compiled.module))
-    remainder.write_text(compiled.remainder)
+    remainder.write_text(compiled.remainder, errors=SOURCE_ERRORS)
     if knobs_asm is not None:
         knobs_asm.write_text(program_knobs.assembly(knobs))
     if includes is not None:

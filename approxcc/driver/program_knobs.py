@@ -45,9 +45,10 @@ class KnobRecord:
     named: bool  # written with knob(NAME), not a default name
 
 
-def module_knobs(module: ModuleOp, path: str) -> list[KnobRecord]:
-    """The knobs of one translation unit (`path`); its annotations tell which were named."""
-    named = {a.loc for a in scan_annotations(path, Path(path).read_text()) if a.knob}
+def module_knobs(module: ModuleOp, path: str, source: str) -> list[KnobRecord]:
+    """The knobs of one translation unit (`path`, whose text is `source`); its annotations
+    tell which were named."""
+    named = {a.loc for a in scan_annotations(path, source) if a.knob}
     return [KnobRecord(k.knob_name.data, k.source_loc, k.source_loc in named)
             for k in knobs(module)]
 

@@ -16,9 +16,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from clang.cindex import Cursor, CursorKind, Type, TypeKind
-from xdsl.dialects import func, llvm, math
+from xdsl.dialects import arith, func, llvm, math
 from xdsl.dialects.builtin import (
+    FloatAttr,
     FunctionType,
+    IntegerType,
     UnrealizedConversionCastOp,
 )
 from xdsl.ir import Attribute, Operation, Region, SSAValue
@@ -88,6 +90,27 @@ def function_signature(fn: Cursor, redeclarations: list[Cursor]) -> Signature:
 _HINTS = ("__builtin_assume", "__builtin_prefetch", "__builtin_unreachable")  # no code
 _BIT_COUNTS = {"__builtin_popcount": math.CtPopOp, "__builtin_ctz": math.CountTrailingZerosOp,
                "__builtin_clz": math.CountLeadingZerosOp}  # also the l, ll variants
+
+
+_CLASSIFICATIONS = ("__builtin_isnan", "__builtin_isinf", "__builtin_isfinite",
+                    "__builtin_signbit", "__builtin_signbitf")
+
+
+def _classification(name: str, x: SSAValue) -> list[Operation]:
+    """The ops of <math.h>'s type-generic classification `name(x)`, one of
+    _CLASSIFICATIONS: an i1 last."""
+    if name == "__builtin_isnan":
+        return [arith.CmpfOp(x, x, "uno")]
+    if name in ("__builtin_isinf", "__builtin_isfinite"):
+        inf = arith.ConstantOp(FloatAttr(float("inf"), x.type))
+        magnitude = math.AbsFOp(x)
+        return [inf, magnitude, arith.CmpfOp(magnitude.result, inf.result,
+                                             "oeq" if name == "__builtin_isinf" else "one")]
+    bits = arith.BitcastOp(x, IntegerType(x.type.bitwidth))  # signbit: the top bit
+    zero = arith.ConstantOp.from_int_and_width(0, x.type.bitwidth)
+    return [bits, zero, arith.CmpiOp(bits.result, zero.result, "slt")]
+
+
 _VA_BUILTINS = {"__builtin_va_start": VaStartOp, "__builtin_va_end": VaEndOp,
                 "__builtin_va_copy": VaCopyOp}
 _VA_LISTS = {"__builtin_va_start": 1, "__builtin_va_end": 1, "__builtin_va_copy": 2}
@@ -214,6 +237,11 @@ class CallEmitter:
             return None
         if name.startswith("__builtin_expect"):  # the value, without the expectation
             return self.rvalue(args[0])
+        if name in _CLASSIFICATIONS and len(args) == 1:
+            ops = _classification(name, self.rvalue(args[0]))
+            for op in ops:
+                value = self.b.insert(op)
+            return self.b.convert(value, Arith(1, False, False), arith_of(c.type))
         count = next((op for prefix, op in _BIT_COUNTS.items() if name.startswith(prefix)),
                      None)
         if count is None or len(args) != 1:

@@ -193,6 +193,9 @@ class ExpressionEmitter:
             return self.statement_expression(c)
         if k == CursorKind.CONDITIONAL_OPERATOR:
             cond, then, other = c.get_children()
+            known = evaluate(cond)
+            if known is not None:  # `sizeof (x) == sizeof (float) ? …`: only the arm taken
+                return self.arm(then if known else other, c.type)
             if c_types.is_void(c.type):  # `assert(x)` expands to `x ? (void)0 : fail()`
                 self.if_else(self.truth(cond), lambda: self.rvalue(then),
                              lambda: self.rvalue(other))
@@ -265,6 +268,14 @@ class ExpressionEmitter:
         if lv.ref.type == view_t and lv.indices and is_zero(lv.indices[0]):
             return lv.ref
         return self.b.view(self.address(lv), view_t)
+
+    def arm(self, c: Cursor, t) -> SSAValue | None:
+        """One arm of `?:`, as the conditional's type `t` represents it."""
+        value = self.rvalue(c)
+        if value is None or c_types.is_void(t):
+            return None
+        want = self.value_type(t)
+        return value if value.type == want else self.b.view(self.b.pointer(value), want)
 
     def select(self, cond: SSAValue, then: Callable[[], SSAValue],
                other: Callable[[], SSAValue], t) -> SSAValue:

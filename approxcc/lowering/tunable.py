@@ -52,6 +52,8 @@ TABLE = "__approx_table"
 MANIFEST = "__approx_manifest"
 ENTRY_PREFIX = "__approx_entry_"
 SECTION = "approx_knobs"
+ANCHOR_PREFIX = "__approx_anchor_"
+RUNTIME_ANCHOR = "approx_runtime_anchor"
 
 _PTR = llvm.LLVMPointerType()
 
@@ -161,6 +163,10 @@ def _registration(module: ModuleOp, table: list[int], manifest: str) -> list[Ope
                                     table_address.result)
     initializer = Block([undef, manifest_address, with_manifest, table_address, with_table,
                          llvm.ReturnOp(with_table.res)])
+    # An external global holding the runtime anchor's address: the object's undefined
+    # reference that pulls the runtime (its APPROX_CONFIG constructor) out of the archive.
+    anchor_address = llvm.AddressOfOp(RUNTIME_ANCHOR, _PTR)
+    anchor = Block([anchor_address, llvm.ReturnOp(anchor_address.result)])
     return [
         llvm.GlobalOp(table_type, TABLE, "internal", alignment=8,
                       value=DenseIntOrFPElementsAttr.from_list(TensorType(i64, [len(table)]),
@@ -169,6 +175,9 @@ def _registration(module: ModuleOp, table: list[int], manifest: str) -> list[Ope
                       value=StringAttr(text.decode())),
         llvm.GlobalOp(entry_type, f"{ENTRY_PREFIX}{digest}", "external", constant=True,
                       section=SECTION, body=Region(initializer)),
+        llvm.GlobalOp(i8, RUNTIME_ANCHOR, "external", constant=True),
+        llvm.GlobalOp(_PTR, f"{ANCHOR_PREFIX}{digest}", "external", constant=True,
+                      body=Region(anchor)),
     ]
 
 

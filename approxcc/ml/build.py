@@ -57,7 +57,7 @@ from xdsl.dialects.builtin import (
 from approxcc.config import KnobSetting, load_config, parse_config
 from approxcc.diagnostics import CompileError, warn
 from approxcc.dialect import knobs
-from approxcc.lowering.apply_config import configured_params
+from approxcc.dialect.settings import configured_params
 from approxcc.ml import unsigned_int4
 from approxcc.ml.approx import Knob
 from approxcc.ml.dispatch import BRANCHES_ATTR, KNOBS_ATTR, dispatch_values, dispatches_of

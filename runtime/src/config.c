@@ -193,6 +193,8 @@ static char *read_file(const char *path, size_t *len) {
   return buf;
 }
 
+const char approx_runtime_anchor = 1;
+
 __attribute__((constructor(101))) static void approx_load_config(void) {
   const char *path = getenv("APPROX_CONFIG");
   if (!path || !*path) return;
