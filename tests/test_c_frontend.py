@@ -91,7 +91,12 @@ def test_malformed_pragma(tmp_path: Path):
     ("int main(void) {\n  int s = 0;\n  #pragma approx loop_perforate\n"
      "  for (int i = 1; i < 100; i *= 2) s += i;\n  return s;\n}\n",
      "cannot count this loop: the increment must change 'i'", "for (", "loop is here"),
-], ids=["while", "uncounted_for"])
+    ("int g;\nstatic void bump(void) { g += 2; }\nint main(void) {\n  int n = 0;\n"
+     "  #pragma approx loop_perforate\n  for (g = 0; g < 10; g++) { n++; bump(); }\n"
+     "  return n;\n}\n",
+     "cannot count this loop: the call to 'bump' at t.c:6:35 may change the induction "
+     "variable 'g'", "bump()", "the call to 'bump' is here"),
+], ids=["while", "uncounted_for", "counter_changed_by_a_call"])
 def test_loop_perforate_needs_a_counted_for(source: str, message: str, at: str, note: str,
                                             tmp_path: Path):
     stderr = diagnose(source, tmp_path)

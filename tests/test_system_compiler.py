@@ -5,6 +5,7 @@ and both halves see one compiler identity."""
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 from conftest import approxcc_ok, cc, output_of, run_approxcc, run_binary
@@ -45,6 +46,35 @@ def test_version_names_approxcc_and_the_system_compiler(tmp_path: Path):
     done = run_approxcc(["--version"], cwd=tmp_path)
     first = system("--version", cwd=tmp_path).stdout.splitlines()[0]
     assert done.stdout.startswith("approxcc version ") and first in done.stdout
+
+
+def test_verbose_without_inputs_shows_the_system_compilers_identity(tmp_path: Path):
+    """configure scripts grep `$CC -v` for gcc or clang, also with approxcc flags in CC."""
+    (tmp_path / "c.json").write_text('{"knobs": {}}')
+    done = run_approxcc(["-fapprox-config=c.json", "-v"], cwd=tmp_path)
+    identity = system("-v", cwd=tmp_path).stderr.splitlines()[-1]
+    assert done.returncode == 0 and done.stderr.startswith("approxcc version ")
+    assert identity in done.stderr
+
+
+def test_the_console_script_hands_plain_command_lines_to_the_system_compiler(tmp_path: Path):
+    """The installed `approxcc` execs cc for a plain command line (driver/passthrough.py,
+    approxcc/launch.py) and runs approxcc's own subcommands."""
+    from approxcc.cli import cli
+    from approxcc.launch import SUBCOMMANDS
+
+    assert set(cli.commands) <= SUBCOMMANDS
+    script = Path(sys.executable).parent / "approxcc"
+    (tmp_path / "p.c").write_text(PLAIN)
+    subprocess.run([script, "-O2", "-c", "p.c", "-o", "a.o"], cwd=tmp_path, check=True)
+    cc("-O2", "-c", "p.c", "-o", "b.o", cwd=tmp_path)
+    assert (tmp_path / "a.o").read_bytes() == (tmp_path / "b.o").read_bytes()
+    failed = subprocess.run([script, "-c", "missing.c"], cwd=tmp_path, capture_output=True,
+                            text=True)
+    assert failed.returncode == system("-c", "missing.c", cwd=tmp_path).returncode != 0
+    assert "missing.c" in failed.stderr
+    helped = subprocess.run([script, "opt", "--help"], capture_output=True, text=True)
+    assert helped.returncode == 0 and "--pass-pipeline" in helped.stdout
 
 
 def test_unknown_flags_are_the_system_compilers_to_judge(tmp_path: Path):

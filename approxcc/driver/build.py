@@ -123,7 +123,10 @@ def main(argv: list[str]) -> int:
         print(identity_banner(), end="")
         return 0
     if not opts.inputs():
-        if opts.verbose or opts.print_jobs:
+        if opts.verbose:
+            print(identity_banner("-v"), end="", file=sys.stderr)
+            return 0
+        if opts.print_jobs:
             print(version_banner(), file=sys.stderr)
             return 0
         engine.report(CompileError("no input files").diagnostic)

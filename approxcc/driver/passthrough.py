@@ -150,12 +150,12 @@ def run(argv: list[str]) -> int:
         return 1
 
 
-def identity_banner() -> str:
-    """What `--version` prints: approxcc's line, then the system compiler's own answer, which
-    configure scripts, CMake and Meson read to tell which compiler (and so which flags and
-    macros) they have."""
+def identity_banner(flag: str = "--version") -> str:
+    """What `--version` (or `-v` without inputs) prints: approxcc's lines, then the system
+    compiler's own answer to `flag`, which configure scripts, CMake and Meson read to tell
+    which compiler (and so which flags and macros) they have."""
     from approxcc.driver.toolchain import c_compiler, version_banner
 
-    done = subprocess.run([c_compiler(), "--version"], capture_output=True, text=True,
-                          errors="replace")
+    done = subprocess.run([c_compiler(), flag], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, errors="replace")
     return f"{version_banner()}\nSystem compiler: {c_compiler()}\n{done.stdout}"

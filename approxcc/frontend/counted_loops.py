@@ -18,7 +18,9 @@ The bound is evaluated once, before the loop, so it must be provably invariant: 
   parameters), or anything.
 A local whose address is only passed to the C library's functions (`scanf("%d", &n)`), which
 keep no pointer, is not reachable by later calls: only a call given its address may change it.
-The first such store or call is named in the diagnostic; when the bound reads a local whose
+The induction variable itself must not change in the body by such a store or call either
+(a global counter and a function that bumps it). The first such store or call is named in
+the diagnostic; when the bound reads a local whose
 address is taken, a note suggests copying it into one whose address is not.
 """
 
@@ -484,6 +486,17 @@ def _invariant(bound: Cursor, parts: list[Cursor], cplusplus: bool,
     reads = _bound_reads(bound)
     if isinstance(reads, NotCounted):
         return reads
+    change = _first_change(reads, parts, cplusplus, fresh)
+    if change is None:
+        return None
+    read, by, at = change
+    return _changed(read, by, at)
+
+
+def _first_change(reads: list[_Access], parts: list[Cursor], cplusplus: bool,
+                  fresh: Cursor | None) -> tuple[_Access, str, Cursor] | None:
+    """The first store or call of `parts` that may change what one of `reads` reads: (that
+    read, the store or call in words, where), or None."""
     if not reads:
         return None
     writes, calls = _loop_writes(parts, cplusplus)
@@ -495,13 +508,12 @@ def _invariant(bound: Cursor, parts: list[Cursor], cplusplus: bool,
     for r in reads:
         for w in writes:
             if _changes(r, w, escaped):
-                return _changed(r, f"the store to '{_spelling(next(w.at.get_children(), w.at))}'",
-                                w.at)
+                return r, f"the store to '{_spelling(next(w.at.get_children(), w.at))}'", w.at
         for call in calls:
             if _call_changes(call, r, escaped):
                 name = call.referenced.spelling if call.referenced is not None else \
                     _spelling(call)
-                return _changed(r, f"the call to '{name}'", call)
+                return r, f"the call to '{name}'", call
     return None
 
 
@@ -543,8 +555,14 @@ def analyse(loop: Cursor) -> CountedLoop | str:
     if var in written_vars(body):
         return f"the loop body writes the induction variable '{var.spelling}'"
     # a comparison is `bool` in C++ and `int` in C (libclang tells no language for a loop)
-    changing = _invariant(rhs, [body, inc], cond.type.kind == TypeKind.BOOL,
-                          var.canonical if declared else None)
+    cplusplus, fresh = cond.type.kind == TypeKind.BOOL, var.canonical if declared else None
+    # a global or address-taken counter may change through a call or a pointer
+    indirect = _first_change([_Access(var.canonical, var.type, lhs)], [body], cplusplus, fresh)
+    if indirect is not None:
+        _, by, at = indirect
+        return NotCounted.at(f"{by} at {location(at)} may change the induction variable "
+                             f"'{var.spelling}'", [note(f"{by} is here", location(at))])
+    changing = _invariant(rhs, [body, inc], cplusplus, fresh)
     if changing is not None:
         return changing
     leaves = sorted(leaves_loop(escapes(body)))  # `continue` stays in the loop
