@@ -1,4 +1,4 @@
-"""The Python `approx` decorator API (spec/annotations.md, "Python (JAX)").
+"""The Python `approx` decorator API (docs/ml.md).
 
     from approxcc import approx
 

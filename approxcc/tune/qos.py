@@ -1,4 +1,4 @@
-"""QoS metrics (spec/tuning.md, "QoS metrics"): how far an approximate output is from the exact one.
+"""QoS metrics (docs/tuning.md, `[qos]`): how far an approximate output is from the exact one.
 
 Every metric is a *loss* = 1 - accuracy, in [0, 1]: 0 means "as good as the exact program", 1
 means "useless". The tuner only ever sees losses, so every metric, built-in or user-defined, must
@@ -86,7 +86,7 @@ RBO_P = 0.95
 """Persistence p of the spec's `rbo` metric: the top 1/(1-p) = 20 ranks carry most weight."""
 
 RBO_DEPTH = 1000
-"""Rankings are evaluated to depth min(RBO_DEPTH, max(|S|, |T|)) (spec/tuning.md)."""
+"""Rankings are evaluated to depth min(RBO_DEPTH, max(|S|, |T|)) (docs/tuning.md)."""
 
 
 def ranking(text: str) -> list[str]:
@@ -312,7 +312,7 @@ def known_metrics() -> Iterable[str]:
 
 
 def metric(name: str, search_path: Path | None = None) -> Metric:
-    """The QoS metric called `name` (spec/tuning.md): `(exact_outputs, outputs) -> loss`.
+    """The QoS metric called `name` (docs/tuning.md): `(exact_outputs, outputs) -> loss`.
 
     `name` is a built-in ('l2', 'rbo', 'accuracy', 'exact': the mean per-input loss) or
     'module:function', a user function importable from `search_path` (put first on sys.path while
