@@ -245,6 +245,11 @@ def test_one_config_for_knobs_in_several_translation_units(tmp_path: Path):
                            '    7 |   "nope": {\n'
                            "      |   ^\n")
     assert not (tmp_path / "prog2").exists()
+    # a program without knobs (configure's test programs, a project's other executables)
+    write(tmp_path, "plain.c", "int main(void) { return 0; }\n")
+    done = approxcc("plain.c", f"-fapprox-config={cfg}", "-o", "plain", cwd=tmp_path)
+    assert done.returncode == 0 and "warning: configuration unused: the program has no " \
+        "knobs" in done.stderr, done.stderr
 
 
 def test_duplicate_knob_across_files(tmp_path: Path):

@@ -116,6 +116,15 @@ def test_only_annotated_functions_go_through_mlir(tmp_path: Path):
     assert output_of(tmp_path / "a") == output_of(tmp_path / "ref") == "325 4\n"
 
 
+def test_gcc_warning_flags_are_taken_in_an_annotated_file(tmp_path: Path):
+    """gcc's -W flags that clang does not know are the system compiler's: no warning about
+    them from the frontend's parse."""
+    (tmp_path / "a.c").write_text(ANNOTATED)
+    done = run_approxcc(["-c", "a.c", "-Wall", "-Wlogical-op", "-Wno-stringop-truncation"],
+                        cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (0, "")
+
+
 def test_knob_objects_in_a_library_pull_in_the_runtime(tmp_path: Path):
     """A program linked from plain objects and a library of objects with knobs: the link
     (the system compiler's) takes the runtime archive because the library uses it."""

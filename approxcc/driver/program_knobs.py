@@ -31,7 +31,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from approxcc.annotations import scan_annotations
 from approxcc.config import load_config
-from approxcc.diagnostics import CompileError, SourceLocation, note
+from approxcc.diagnostics import CompileError, SourceLocation, note, warn
 from approxcc.dialect.approx import knobs, parse_loc
 from approxcc.driver import elf
 
@@ -76,7 +76,9 @@ def object_knobs(path: str) -> list[KnobRecord]:
 
 
 def check_program(records: list[KnobRecord], config: str | None) -> None:
-    """Knob names unique across the program; every configured knob defined somewhere."""
+    """Knob names unique across the program; every configured knob defined somewhere. A
+    program with no knobs at all only warns: a project's `CC="approxcc -fapprox-config=F"`
+    also links configure's test programs and the project's other executables."""
     first: dict[str, KnobRecord] = {}
     for r in records:
         if r.name in first and (r.named or first[r.name].named):
@@ -86,5 +88,9 @@ def check_program(records: list[KnobRecord], config: str | None) -> None:
     if config is None:
         return
     for name, setting in load_config(config).knobs.items():
+        if not first:
+            warn(f"configuration unused: the program has no knobs (it names '{name}')",
+                 setting.loc, flag="-Wunused-command-line-argument")
+            return
         if name not in first:
             raise CompileError(f"unknown knob '{name}' in configuration", setting.loc)

@@ -73,7 +73,8 @@ def parse(path: str, clang_args: list[str], source: str | None = None,
         ["-Wno-invalid-source-encoding", "-Wno-deprecated-non-prototype"]
     unsaved = [(path, source.encode(errors=SOURCE_ERRORS))] if source is not None else None
     try:
-        tu = Index.create().parse(path, args=[*lang, *SYSTEM_COMPILER_IDENTITY, *clang_args],
+        tu = Index.create().parse(path, args=[*lang, *SYSTEM_COMPILER_IDENTITY, *clang_args,
+                                              *_SYSTEM_COMPILERS_TO_JUDGE],
                                   unsaved_files=unsaved,
                                   options=TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD)
     except TranslationUnitLoadError:
@@ -89,6 +90,10 @@ def parse(path: str, clang_args: list[str], source: str | None = None,
                 not _approx_pragma(d.option, where):
             warn(d.spelling, where, d.option or None)  # once: the first parse
     return tu
+
+
+# The -W flags are the system compiler's to judge (gcc's -Wlogical-op is unknown to clang)
+_SYSTEM_COMPILERS_TO_JUDGE = ("-Wno-unknown-warning-option",)
 
 
 def _approx_pragma(option: str, where: SourceLocation | None) -> bool:
