@@ -133,14 +133,16 @@ def compiler_for(sources: list[str]) -> str:
     return cxx_compiler() if any(is_cplusplus(s) for s in sources) else c_compiler()
 
 
-def annotated(src: str) -> bool:
+def annotated(src: str, include_dirs: tuple[str, ...] = ()) -> bool:
     """Whether a source holds an approx annotation (a malformed one too: the frontend
-    reports it)."""
-    if not passthrough.has_annotations(src):
+    reports it), or a file it includes does (the frontend warns that it has no effect)."""
+    if not passthrough.has_annotations(src, include_dirs):
         return False
+    text = Path(src).read_bytes()
+    if not passthrough.marks_annotation(text):
+        return True  # only included files have some
     try:
-        text = Path(src).read_bytes().decode(errors="surrogateescape")
-        return bool(scan_annotations(src, text))
+        return bool(scan_annotations(src, text.decode(errors="surrogateescape")))
     except CompileError:
         return True
 
@@ -236,7 +238,8 @@ class Compilation:
         what delivers its output; returns the object files it produces for the link."""
         opts = self.opts
         stem = self.unique_stem(src)
-        if not self.all_functions() and not annotated(src):
+        if not self.all_functions() and \
+                not annotated(src, passthrough.include_dirs(self.opts.clang_args)):
             return self.system_compiler_job(src, stem)
         t = {s: self.temp(stem, s) for s in (".approx.mlir", ".core.mlir", ".llvm.mlir", ".ll",
                                              ".opt.ll", ".mlir.o")}

@@ -70,12 +70,46 @@ def _inputs(argv: list[str]) -> Iterator[tuple[str, str | None]]:
             yield arg, language
 
 
-def has_annotations(path: str) -> bool:
-    """Whether a source may hold an approx annotation (annotations/scanner.py decides)."""
-    try:
-        return _ANNOTATION.search(Path(path).read_bytes()) is not None
-    except OSError:
-        return False
+_QUOTED_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULTILINE)
+
+
+def has_annotations(path: str, include_dirs: tuple[str, ...] = ()) -> bool:
+    """Whether a source, or a file it includes with quotes (found beside the including file
+    or in `include_dirs`, as the preprocessor looks), may hold an approx annotation
+    (annotations/scanner.py decides; one in an included file gets approxcc's warning)."""
+    pending, seen = [Path(path)], set()
+    while pending:
+        file = pending.pop()
+        if file in seen:
+            continue
+        seen.add(file)
+        try:
+            text = file.read_bytes()
+        except OSError:
+            continue
+        if marks_annotation(text):
+            return True
+        for m in _QUOTED_INCLUDE.finditer(text):
+            name = m.group(1).decode(errors="surrogateescape")
+            pending += [d / name for d in (file.parent, *map(Path, include_dirs))
+                        if (d / name).is_file()][:1]
+    return False
+
+
+def marks_annotation(text: bytes) -> bool:
+    """Whether a file's text may hold an approx annotation."""
+    return _ANNOTATION.search(text) is not None
+
+
+def include_dirs(argv: list[str]) -> tuple[str, ...]:
+    """The folders of -I and -iquote, in order."""
+    out, args = [], iter(argv)
+    for arg in args:
+        if arg in ("-I", "-iquote"):
+            out.append(next(args, ""))
+        elif arg.startswith("-I") or arg.startswith("-iquote") and len(arg) > 7:
+            out.append(arg[2:] if arg.startswith("-I") else arg[7:])
+    return tuple(out)
 
 
 def carries_knobs(path: str) -> bool:
@@ -98,12 +132,13 @@ def needs_approxcc(argv: list[str]) -> bool:
         return True  # approxcc's flags; its help; its version, with the system compiler's
     if any(_QUERIES.match(a) for a in args):
         return False
+    folders = include_dirs(args)
     for path, language in _inputs(args):
         if path.endswith(".py"):
             return True
         source = language is not None and language.startswith(("c", "c++")) or \
             path.endswith(C_SUFFIXES)
-        if has_annotations(path) if source else carries_knobs(path):
+        if has_annotations(path, folders) if source else carries_knobs(path):
             return True
     return False
 

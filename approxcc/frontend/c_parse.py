@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -131,6 +132,28 @@ def live_annotations(annotations: list[Annotation],
     return live
 
 
+_MARKER = re.compile(r"#[ \t]*pragma[ \t]+approx\b|//[ \t]*@approx\b")
+
+
+def warn_included_annotations(tu: TranslationUnit) -> None:
+    """Annotations in an included file (a project header, `#include "impl.c"`) have no
+    effect: only the main file's functions are compiled by approxcc. Warned once per file,
+    at its first annotation."""
+    seen: set[str] = set()
+    for inclusion in tu.get_includes():
+        name = inclusion.include.name
+        if name in seen or tu.get_location(name, (1, 1)).is_in_system_header:
+            continue
+        seen.add(name)
+        text = read_source(name)
+        if (m := _MARKER.search(text)) is not None:
+            line = text.count("\n", 0, m.start()) + 1
+            col = m.start() - text.rfind("\n", 0, m.start())
+            warn("approx annotations in an included file have no effect: only the main "
+                 "file's are compiled", SourceLocation(os.path.normpath(name), line, col),
+                 "-Wapprox-skipped-annotation")
+
+
 def c_to_mlir(path: str, clang_args: list[str]) -> ModuleOp:
     """C/C++ source → MLIR module with approx.knob ops around the annotated statements."""
     return compile_unit(path, clang_args).module  # the knobs: the annotated functions
@@ -145,6 +168,7 @@ def compile_unit(path: str, clang_args: list[str], all_functions: bool = False) 
     except OSError as e:
         raise CompileError(f"no such file or directory: '{path}'") from e
     tu = parse(path, clang_args)
+    warn_included_annotations(tu)
     annotations = live_annotations(scan_annotations(path, source), skipped_lines(tu, tu.spelling))
     sites = ClauseSites(source, annotations)
     parsed = source
