@@ -139,3 +139,24 @@ int main(void) {
   return sizeof(int) == 4 ? 0 : 1;
 }
 """, tmp_path, "-lm")
+
+
+@pytest.mark.parametrize("flags", [[], ["-D_FORTIFY_SOURCE=2"]], ids=["plain", "fortified"])
+def test_builtins_that_are_library_functions(flags: list[str], tmp_path: Path):
+    """`__builtin_memcpy` & co. call the C library's function; with _FORTIFY_SOURCE,
+    <string.h> calls `__builtin___memcpy_chk(d, s, n, __builtin_object_size(d, 0))`."""
+    assert_same_as_cc_through_mlir(r"""#include <stdio.h>
+#include <string.h>
+struct p { int a; double b; };
+int main(void) {
+  struct p x = {1, 2.5}, y;
+  char buf[32];
+  __builtin_memcpy(&y, &x, sizeof x);
+  __builtin_memset(buf, 'a', 5);
+  buf[5] = 0;
+  memcpy(buf + 5, "bc", 3);
+  strcat(buf, "d");
+  printf("%d %.1f %s %zu %d\n", y.a, y.b, buf, __builtin_strlen(buf), __builtin_abs(-3));
+  return 0;
+}
+""", tmp_path, "-O2", *flags)

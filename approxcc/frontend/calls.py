@@ -111,6 +111,28 @@ def _classification(name: str, x: SSAValue) -> list[Operation]:
     return [bits, zero, arith.CmpiOp(bits.result, zero.result, "slt")]
 
 
+# Builtins that are the C library's function of the same name (`__builtin_memcpy`), and the
+# checking ones of _FORTIFY_SOURCE (`__builtin___memcpy_chk` is glibc's `__memcpy_chk`)
+_LIBRARY = frozenset({
+    "memcpy", "memmove", "memset", "memcmp", "strlen", "strcmp", "strncmp", "strcpy",
+    "strncpy", "strcat", "strncat", "strchr", "strrchr", "strstr", "abs", "labs", "llabs",
+    "fabs", "fabsf", "sqrt", "sqrtf", "floor", "floorf", "ceil", "ceilf", "exp", "log",
+    "pow", "sin", "cos", "fmod", "malloc", "calloc", "realloc", "free", "abort", "exit",
+    "printf", "puts", "putchar", "sprintf", "snprintf", "vsprintf", "vsnprintf"})
+_CHECKED = frozenset({"memcpy", "memmove", "memset", "strcpy", "strncpy", "strcat", "strncat",
+                      "sprintf", "snprintf", "vsprintf", "vsnprintf", "stpcpy"})
+
+
+def _library_function(builtin: str) -> str | None:
+    """The C library function a builtin calls, if it is one."""
+    name = builtin.removeprefix("__builtin_")
+    if name in _LIBRARY:
+        return name
+    if name.startswith("__") and name.endswith("_chk") and name[2:-4] in _CHECKED:
+        return name
+    return None
+
+
 _VA_BUILTINS = {"__builtin_va_start": VaStartOp, "__builtin_va_end": VaEndOp,
                 "__builtin_va_copy": VaCopyOp}
 _VA_LISTS = {"__builtin_va_start": 1, "__builtin_va_end": 1, "__builtin_va_copy": 2}
@@ -242,6 +264,14 @@ class CallEmitter:
             for op in ops:
                 value = self.b.insert(op)
             return self.b.convert(value, Arith(1, False, False), arith_of(c.type))
+        library = _library_function(name)
+        if library is not None:  # `__builtin_memcpy`: the C library's memcpy
+            self.unit.declare(c.referenced, library)
+            return self.emit_call(c, self.unit.signature(c.referenced), symbol=library)
+        if name == "__builtin_object_size":  # unknown, as its documentation allows
+            kind = evaluate(args[1]) if len(args) == 2 else None
+            return self.b.int_const(-1 if kind in (0, 1) else 0,
+                                    c_types.scalar_type(c.type))
         count = next((op for prefix, op in _BIT_COUNTS.items() if name.startswith(prefix)),
                      None)
         if count is None or len(args) != 1:

@@ -256,15 +256,18 @@ class ModuleEmitter:
         return name, len(self.knob_locs) - 1
 
     # functions ---------------------------------------------------------------------------
-    def declare(self, callee: Cursor) -> None:
-        """Record a function the module calls: declared at the end unless defined here. A
-        header's `static`/`inline` definition gets a private copy (nothing else defines it)."""
-        if callee.spelling in self.callees:
+    def declare(self, callee: Cursor, symbol: str | None = None) -> None:
+        """Record a function the module calls (as `symbol`: a builtin's library function):
+        declared at the end unless defined here. A header's `static`/`inline` definition gets
+        a private copy (nothing else defines it)."""
+        name = symbol or callee.spelling
+        if name in self.callees:
             return
         if callee.spelling in self.overloaded:
             raise unsupported("a call to an overloaded function", callee)
-        self.callees[callee.spelling] = (callee,
-                                         self.signature(callee).declaration(callee.spelling))
+        self.callees[name] = (callee, self.signature(callee).declaration(name))
+        if symbol is not None:
+            return
         definition = callee.get_definition()
         if definition is None or callee.spelling in self.emitted or \
                 not (definition.linkage in _INTERNAL or definition.is_function_inlined()):
