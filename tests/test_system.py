@@ -215,3 +215,46 @@ def test_project_mistakes_are_located(tmp_path: Path) -> None:
         load_project(str(tmp_path))
     assert err.value.diagnostic.render(show_source=False).startswith(
         f"{tmp_path / 'system.toml'}:3:1: error: no such file: 'nope.c'")
+
+
+def test_answer_scores_of_the_qos_metrics() -> None:
+    from approxcc.system.questions import Question
+    from approxcc.system.scoring import SCORES
+
+    q = Question("who wrote it?", ("Ada Lovelace", "Lovelace"))
+    contains, exact, f1 = SCORES["contains"], SCORES["exact"], SCORES["f1"]
+    assert contains(q, "It was Ada Lovelace.") == 1.0 and contains(q, "Ada") == 0.0
+    assert exact(q, "the Lovelace") == 1.0 and exact(q, "It was Ada Lovelace.") == 0.0
+    assert f1(q, "ada lovelace") == 1.0 and f1(q, "nobody") == 0.0
+    assert f1(q, "Ada Byron") == pytest.approx(2 * 0.5 * 0.5 / (0.5 + 0.5))
+
+
+def test_qos_metric_named_in_system_toml(tmp_path: Path) -> None:
+    """[qos] metric: a built-in by name, or the user's FILE.py:FUNCTION; a wrong one is an
+    error at its line."""
+    from approxcc.system.project import load_project
+    from approxcc.system.questions import Question
+    from approxcc.system.scoring import answer_score
+
+    (tmp_path / "q.jsonl").write_text('{"question": "q?", "answer": ["yes"]}\n')
+    (tmp_path / "e.jsonl").write_text('{"question": "e?", "answer": ["no"]}\n')
+    (tmp_path / "a.c").write_text("int f(void) { return 0; }\n")
+    (tmp_path / "my_qos.py").write_text(
+        "def score(question, answer, gold):\n    return 0.5 if answer in gold else 0.0\n")
+
+    def project(metric: str):
+        (tmp_path / "system.toml").write_text(
+            '[system]\nname = "x"\nsources = ["a.c"]\npipeline = "p.py:P"\n[questions]\n'
+            f'tune = "q.jsonl"\neval = "e.jsonl"\n[qos]\nmetric = "{metric}"\n')
+        p = load_project(str(tmp_path))
+        return answer_score(p.metric, p.root, p.metric_loc)
+
+    q = Question("q?", ("yes",))
+    assert project("f1")(q, "yes") == 1.0
+    assert project("my_qos.py:score")(q, "yes") == 0.5
+    for metric, message in [("bleu", "unknown QoS metric 'bleu'; known metrics: 'contains', "
+                             "'exact', 'f1'"), ("my_qos.py:nope", "'my_qos.py' has no 'nope'")]:
+        with pytest.raises(CompileError) as err:
+            project(metric)
+        assert err.value.diagnostic.render(show_source=False).startswith(
+            f"{tmp_path / 'system.toml'}:9:1: error: {message}"), metric

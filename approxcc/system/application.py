@@ -7,8 +7,9 @@ this process, which keeps the library copies, the models and the stage cache bet
 and its time the seconds of the stages its answers took (cached stages charged what they
 took when they ran: cheap, and good enough to steer a search). The confirmation's rounds
 (`run_round`) and `approxcc eval` time every stage afresh instead, the exact system and the
-configurations in turn question by question. The loss is the drop in NQ accuracy from
-the exact system's.
+configurations in turn question by question. The loss is the drop in the mean score
+(system.toml's `[qos] metric`, scoring.py; NQ's contains-accuracy by default) from the
+exact system's.
 
 For Dask (`--parallel N`, `--cluster`) a system pickles as its project file and built
 library: a worker loads the project (pipeline, questions) itself, gets the library as one of
@@ -28,14 +29,14 @@ from approxcc.system.library import TunableLibrary, build_library, c_knob_space,
 from approxcc.system.pipeline import Stages, load_pipeline
 from approxcc.system.project import SystemProject, load_project
 from approxcc.system.questions import Question, load_questions
+from approxcc.system.scoring import answer_score, contains
 from approxcc.tune.application import Application, RunFailed, RunResult
-from approxcc.tune.qos import accuracy_loss
 from approxcc.tune.space import KnobConfig, KnobSpace
 
 
 def correct(question: Question, answer: str) -> bool:
     """The answer contains a gold answer after NQ normalisation."""
-    return any(accuracy_loss(gold, answer) == 0.0 for gold in question.answers)
+    return contains(question, answer) == 1.0
 
 
 def _batches(path: Path, count: int, size: int) -> list[str]:
@@ -53,6 +54,7 @@ class CompoundSystem(Application):
         self.questions = {p: load_questions(p) for p in (project.tune_questions,
                                                          project.eval_questions)}
         self.gold = {q.question: q for qs in self.questions.values() for q in qs}
+        self.score = answer_score(project.metric, project.root, project.metric_loc)
         self.tune_inputs = _batches(project.tune_questions,
                                     len(self.questions[project.tune_questions]), project.batch)
         self.eval_inputs = _batches(project.eval_questions,
@@ -197,7 +199,8 @@ class CompoundSystem(Application):
         answers = [json.loads(line) for out in outputs for line in out.splitlines()]
         if not answers:
             return 0.0
-        return sum(correct(self.gold[a["question"]], a["answer"]) for a in answers) / len(answers)
+        return sum(self.score(self.gold[a["question"]], a["answer"])
+                   for a in answers) / len(answers)
 
     def loss(self, exact_outputs: list[str], outputs: list[str]) -> float:
         """Exact accuracy minus this accuracy (0 when the approximation does as well)."""

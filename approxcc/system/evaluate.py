@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from approxcc.system.application import CompoundSystem, correct
+from approxcc.system.application import CompoundSystem
 from approxcc.system.questions import load_questions
 
 
@@ -22,12 +22,12 @@ def evaluate(system: CompoundSystem, config: Path, questions: Path,
     on the questions of `questions` (the first `limit`). `system` is built."""
     knobs = system.knob_space().checked(config)
     qs = load_questions(questions, limit)
-    right = {"exact": 0, "config": 0}
+    right = {"exact": 0.0, "config": 0.0}
     profiles: dict[str, dict[str, float]] = {"exact": {}, "config": {}}
     for q in qs:
         for run, (answer, profile) in zip(("exact", "config"), system.timed_round(q, [knobs]),
                                           strict=True):
-            right[run] += correct(q, answer)
+            right[run] += system.score(q, answer)
             for stage, s in profile.items():
                 profiles[run][stage] = profiles[run].get(stage, 0.0) + s
     n = len(qs)

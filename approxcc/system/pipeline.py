@@ -111,18 +111,27 @@ class Pipeline(ABC):
         """The system's answer; `knobs` holds an entry for every knob of the system."""
 
 
-def load_pipeline(spec: str, root: Path) -> Pipeline:
-    """`FILE.py:CLASS` (FILE relative to `root`) loaded by path and constructed with `root`;
+def load_attribute(spec: str, root: Path) -> object:
+    """`FILE.py:NAME` (FILE relative to `root`): the file loaded as a module, its NAME;
     ValueError says what is wrong."""
     file, _, name = spec.partition(":")
     path = root / file
     if not name or not path.is_file():
-        raise ValueError(f"'{spec}' is not FILE.py:CLASS of an existing file")
+        raise ValueError(f"'{spec}' is not FILE.py:NAME of an existing file")
     module_spec = importlib.util.spec_from_file_location(f"approx_system_{path.stem}", path)
     assert module_spec is not None and module_spec.loader is not None  # a .py file
     module = importlib.util.module_from_spec(module_spec)
     module_spec.loader.exec_module(module)
-    cls = getattr(module, name, None)
+    if not hasattr(module, name):
+        raise ValueError(f"'{file}' has no '{name}'")
+    return getattr(module, name)
+
+
+def load_pipeline(spec: str, root: Path) -> Pipeline:
+    """`FILE.py:CLASS` (FILE relative to `root`) loaded by path and constructed with `root`;
+    ValueError says what is wrong."""
+    cls = load_attribute(spec, root)
     if not (isinstance(cls, type) and issubclass(cls, Pipeline)):
-        raise ValueError(f"'{file}' has no Pipeline class '{name}'")
+        raise ValueError(f"'{spec.partition(':')[0]}' has no Pipeline class "
+                         f"'{spec.partition(':')[2]}'")
     return cls(root)

@@ -11,6 +11,9 @@ pipeline = "pipeline.py:RagBm25"   # the Python half: FILE:CLASS, an approxcc.sy
 tune = "../questions/tune.jsonl"   # NQ-open JSONL
 eval = "../questions/eval.jsonl"
 batch = 10                         # questions per tuning input
+
+[qos]
+metric = "contains"                # contains | exact | f1 | FILE.py:FUNCTION (scoring.py)
 ```
 
 Every mistake is a `CompileError` at `system.toml:line:col`.
@@ -28,8 +31,10 @@ FILE = "system.toml"
 _SCHEMA: dict[str, dict[str, type]] = {
     "system": {"name": str, "sources": list, "flags": list, "pipeline": str},
     "questions": {"tune": str, "eval": str, "batch": int},
+    "qos": {"metric": str},
 }
-_REQUIRED = {"system": ("name", "sources", "pipeline"), "questions": ("tune", "eval")}
+_REQUIRED = {"system": ("name", "sources", "pipeline"), "questions": ("tune", "eval"),
+             "qos": ()}
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,8 @@ class SystemProject:
     eval_questions: Path
     batch: int
     pipeline_loc: SourceLocation
+    metric: str = "contains"
+    metric_loc: SourceLocation | None = None
 
     @property
     def root(self) -> Path:
@@ -79,5 +86,8 @@ def load_project(where: str) -> SystemProject:
     batch = questions.get("batch", 10)
     if batch < 1:
         raise CompileError("'batch' must be at least 1", loc("questions", "batch"))
+    qos = data.get("qos", {})
     return SystemProject(path.resolve(), system["name"], sources, system.get("flags", []),
-                         system["pipeline"], tune, evals, batch, loc("system", "pipeline"))
+                         system["pipeline"], tune, evals, batch, loc("system", "pipeline"),
+                         qos.get("metric", "contains"),
+                         loc("qos", "metric") if "metric" in qos else None)
