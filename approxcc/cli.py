@@ -108,14 +108,16 @@ def cli() -> None:
 @click.option("--split-input-file", is_flag=True, help="Process chunks separated by '// -----'.")
 @click.option("--mlir-print-op-generic", "generic", is_flag=True,
               help="Print the generic op form (what upstream mlir-opt reads).")
+@click.option("--mlir-print-debuginfo", "debuginfo", is_flag=True,
+              help="Print the ops' source locations.")
 @click.option("-o", "output", default="-", help="Output file (default stdout).")
 def opt_cmd(input_file: str, pipeline: str, print_ir_after_all: bool, split_input_file: bool,
-            generic: bool, output: str) -> int:
+            generic: bool, debuginfo: bool, output: str) -> int:
     """Run approx dialect passes over an MLIR file (approx-opt)."""
     from approxcc.driver.opt import run_opt
 
     return _diagnosed(lambda: run_opt(input_file, pipeline, print_ir_after_all,
-                                      split_input_file, output, generic))
+                                      split_input_file, output, generic, debuginfo))
 
 
 @cli.command("build", add_help_option=False,
@@ -193,7 +195,7 @@ def cc1_frontend(source: str, out: str, remainder: str, knobs_asm: str | None,
                 cc1.frontend(source, [*opts.clang_args, *opts.warning_args], Path(out),
                              Path(remainder), Path(knobs_asm) if knobs_asm else None,
                              Path(includes) if includes else None, system_headers,
-                             all_functions)
+                             all_functions, opts.debug_info())
             except CompileError as err:
                 engine.report(err.diagnostic)
             engine.summarize()

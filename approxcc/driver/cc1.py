@@ -20,16 +20,18 @@ from approxcc.driver.program_knobs import KnobRecord
 
 def frontend(src: str, clang_args: list[str], out: Path, remainder: Path,
              knobs_asm: Path | None, includes: Path | None, system_headers: bool,
-             all_functions: bool = False) -> tuple[ModuleOp, list[KnobRecord]]:
+             all_functions: bool = False,
+             debug_info: bool = False) -> tuple[ModuleOp, list[KnobRecord]]:
     """One translation unit → its approx MLIR (`out`), the remainder the system compiler
     compiles, and on request the knob record of its object (`knobs_asm`) and the files it
     included (`includes`, one per line, for the dependency file). Only annotated functions
-    go through MLIR unless `all_functions`."""
+    go through MLIR unless `all_functions`; `debug_info` (-g): the MLIR with the source
+    locations."""
     from approxcc.frontend.c_parse import SOURCE_ERRORS, compile_unit, read_source
 
     compiled = compile_unit(src, clang_args, all_functions)
     knobs = program_knobs.module_knobs(compiled.module, src, read_source(src))
-    out.write_text(print_module(compiled.module))
+    out.write_text(print_module(compiled.module, debuginfo=debug_info))
     remainder.write_text(compiled.remainder, errors=SOURCE_ERRORS)
     if knobs_asm is not None:
         knobs_asm.write_text(program_knobs.assembly(knobs))

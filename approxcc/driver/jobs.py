@@ -169,6 +169,7 @@ class Compilation:
         # what libclang and the system compiler see: the user's flags, then the runtime's
         # header (a system directory, as clang's own headers)
         self.parse_args = [*opts.clang_args, "-isystem", str(RUNTIME_DIR)]
+        self.warned_ignored = False  # about the flags the MLIR path does not honour
 
     def temp(self, stem: str, suffix: str) -> Path:
         return self.workdir / f"{self.tag}{stem}{suffix}"
@@ -241,6 +242,7 @@ class Compilation:
         if not self.all_functions() and \
                 not annotated(src, passthrough.include_dirs(self.opts.clang_args)):
             return self.system_compiler_job(src, stem)
+        self.warn_ignored_flags(src)
         t = {s: self.temp(stem, s) for s in (".approx.mlir", ".core.mlir", ".llvm.mlir", ".ll",
                                              ".opt.ll", ".mlir.o")}
         cpu = [f"-mcpu={opts.target_cpu}"] if opts.target_cpu else []
@@ -248,12 +250,15 @@ class Compilation:
             lambda: self.frontend_job(src, stem),
             lambda: self.passes_job(src, stem),
             lambda: Job(core_to_llvm.mlir_opt_args(tool("mlir-opt"), str(t[".core.mlir"]),
-                                                   str(t[".llvm.mlir"])), "mlir-opt"),
+                                                   str(t[".llvm.mlir"]), opts.debug_info()),
+                        "mlir-opt"),
             lambda: Job(core_to_llvm.translate_args(tool("mlir-translate"),
                                                     str(t[".llvm.mlir"]), str(t[".ll"])),
                         "mlir-translate"),
             lambda: Job([*core_to_llvm.opt_args(tool("opt"), opts.opt_level, str(t[".ll"]),
-                                                str(t[".opt.ll"])), *cpu], "opt"),
+                                                str(t[".opt.ll"]),
+                                                opts.instrumenting_sanitizer()),
+                         *cpu], "opt"),
         ]
         # what each output kind is made from (the last phase's output), as clang's -S/-c
         last = {"approx": (1, ".approx.mlir"), "mlir": (2, ".core.mlir"),
@@ -269,11 +274,25 @@ class Compilation:
             self.jobs.append(Job([tool("llvm-as"), str(t[".opt.ll"]), "-o", out], "llvm-as"))
         elif opts.emit == "asm":
             self.jobs.append(Job([*core_to_llvm.llc_args(tool("llc"), opts.opt_level,
-                                                         str(t[".opt.ll"]), out,
-                                                         filetype="asm"), *cpu], "llc"))
+                                                         str(t[".opt.ll"]), out, "asm",
+                                                         self.dwarf_version()), *cpu],
+                                 "llc"))
         else:
             return self.object_jobs(src, stem, t[".opt.ll"], t[".mlir.o"], cpu)
         return []
+
+    def dwarf_version(self) -> int | None:
+        return self.opts.dwarf_version() if self.opts.debug_info() else None
+
+    def warn_ignored_flags(self, src: str) -> None:
+        """Once per command line: the flags the functions MLIR compiles do not get."""
+        if self.warned_ignored:
+            return
+        self.warned_ignored = True
+        for flag in self.opts.ignored_on_mlir_path():
+            warn(f"'{flag}' is not applied to the functions approxcc compiles through MLIR "
+                 f"(in {src}); the system compiler applies it to the rest",
+                 flag="-Wapprox-ignored-flag")
 
     def object_jobs(self, src: str, stem: str, opt_ll: Path, mlir_o: Path,
                     cpu: list[str]) -> list[str]:
@@ -283,8 +302,8 @@ class Compilation:
         objects = [str(mlir_o), str(self.temp(f"{stem}.rest", ".o"))]
         remainder = self.temp(f"{stem}.rest", Path(src).suffix)
         self.jobs += [
-            Job([*core_to_llvm.llc_args(tool("llc"), opts.opt_level, str(opt_ll), objects[0]),
-                 *cpu], "llc"),
+            Job([*core_to_llvm.llc_args(tool("llc"), opts.opt_level, str(opt_ll), objects[0],
+                                        dwarf_version=self.dwarf_version()), *cpu], "llc"),
             self.remainder_job(src, remainder, objects[1], self.temp(f"{stem}.rest", ".d")),
         ]
         obj = opts.output if opts.compile_only and opts.output else self.default_output(src)
@@ -307,11 +326,12 @@ class Compilation:
         includes = self.temp(stem, ".includes") if opts.dependencies is not None else None
         system_headers = opts.dependencies is not None and opts.dependencies.system_headers
         clang_args = self.parse_args + opts.warning_args
+        debug_info = opts.debug_info()  # the locations in the .approx.mlir written
 
         def run() -> None:
             unit.module, unit.knobs = cc1.frontend(src, clang_args, out, remainder,
                                                    knobs_asm, includes, system_headers,
-                                                   all_functions)
+                                                   all_functions, debug_info)
 
         argv = [*approxcc_command(), "-cc1", "frontend", src, "-o", str(out), "--remainder",
                 str(remainder)]
@@ -320,8 +340,8 @@ class Compilation:
         argv += ["--system-headers"] * system_headers
         argv += ["--all-functions"] * self.all_functions()
         all_functions = self.all_functions()
-        return Job([*argv, "--", *self.parse_args, *opts.diagnostic_args], "frontend", run,
-                   unit=src)
+        return Job([*argv, "--", *self.parse_args, *opts.diagnostic_args,
+                    *["-g"] * debug_info], "frontend", run, unit=src)
 
     def pipeline(self) -> str:
         """The approx passes, spelled as `approxcc opt --pass-pipeline` takes them."""
@@ -329,11 +349,25 @@ class Compilation:
         from approxcc.lowering.registry import DEFAULT_PIPELINE, TUNABLE_PIPELINE
 
         if self.opts.tunable:
-            return TUNABLE_PIPELINE
-        if not self.opts.config:
-            return DEFAULT_PIPELINE
-        apply = ApplyConfigPass(self.opts.config, partial=True).pipeline_pass_spec()
-        return f"{apply},{DEFAULT_PIPELINE}"
+            passes = TUNABLE_PIPELINE
+        elif not self.opts.config:
+            passes = DEFAULT_PIPELINE
+        else:
+            apply = ApplyConfigPass(self.opts.config, partial=True).pipeline_pass_spec()
+            passes = f"{apply},{DEFAULT_PIPELINE}"
+        return passes + self.codegen_passes()
+
+    def codegen_passes(self) -> str:
+        """What the flags ask of the generated code (lowering/codegen.py), as clang's
+        codegen gives it to every function: the sanitizer's attribute, the frame pointer,
+        the stack protector; -g's source locations."""
+        from approxcc.lowering.codegen import CodegenAttributesPass
+
+        opts = self.opts
+        attributes = CodegenAttributesPass(opts.instrumenting_sanitizer(),
+                                           opts.frame_pointer(), opts.stack_protector())
+        out = f",{attributes.pipeline_pass_spec()}" if attributes.attributes() else ""
+        return out + ",approx-debug-locations" * opts.debug_info()
 
     def passes_job(self, src: str, stem: str) -> Job:
         """The approx passes over the frontend's module (in memory): `approxcc opt`."""
@@ -343,16 +377,18 @@ class Compilation:
         unit, pipeline = self.units[src], self.pipeline()
         approx_mlir, core_mlir = self.temp(stem, ".approx.mlir"), self.temp(stem, ".core.mlir")
 
+        debug_info = self.opts.debug_info()  # the locations, for mlir-opt's line tables
+
         def run() -> None:
             ctx = Context()
             for p in parse_pipeline(pipeline):
                 inject_fault(p.name)
                 p.apply(ctx, unit.module)
-            core_mlir.write_text(print_module(unit.module, generic=True))
+            core_mlir.write_text(print_module(unit.module, generic=True, debuginfo=debug_info))
 
         return Job([*approxcc_command(), "opt", f"--pass-pipeline={pipeline}",
-                    "--mlir-print-op-generic", str(approx_mlir), "-o", str(core_mlir)],
-                   "approx-passes", run, unit=src)
+                    "--mlir-print-op-generic", *["--mlir-print-debuginfo"] * debug_info,
+                    str(approx_mlir), "-o", str(core_mlir)], "approx-passes", run, unit=src)
 
     def remainder_job(self, src: str, remainder: Path, obj: str, deps: Path) -> Job:
         """The system compiler on what the frontend left to it (frontend/tu_split.py); quoted

@@ -66,15 +66,17 @@ def _chunks(text: str, split: bool) -> Iterator[tuple[str, int]]:
         offset += chunk.count("\n")
 
 
-def print_module(module: ModuleOp, generic: bool = False) -> str:
-    """The module as text; `generic`: the generic op form, which upstream mlir-opt reads."""
+def print_module(module: ModuleOp, generic: bool = False, debuginfo: bool = False) -> str:
+    """The module as text; `generic`: the generic op form, which upstream mlir-opt reads;
+    `debuginfo`: with the ops' source locations (-g)."""
     out = io.StringIO()
-    Printer(stream=out, print_generic_format=generic).print_op(module)
+    Printer(stream=out, print_generic_format=generic,
+            print_debuginfo=debuginfo).print_op(module)
     return f"{out.getvalue()}\n"
 
 
 def _run(ctx: Context, chunk: str, name: str, offset: int, passes: list[ModulePass],
-         print_ir_after_all: bool, generic: bool) -> str:
+         print_ir_after_all: bool, generic: bool, debuginfo: bool = False) -> str:
     if ML_SOURCE_ATTR in chunk:  # an ML module (`approxcc -S -emit-mlir model.py`)
         from approxcc.ml import ir as ml_ir  # C builds never import the ML half
 
@@ -83,7 +85,7 @@ def _run(ctx: Context, chunk: str, name: str, offset: int, passes: list[ModulePa
         printed = ml_ir.print_ir
     else:
         module = parse_module(ctx, chunk, name, offset)
-        printed = functools.partial(print_module, generic=generic)
+        printed = functools.partial(print_module, generic=generic, debuginfo=debuginfo)
     for p in passes:
         p.apply(ctx, module)
         if print_ir_after_all:
@@ -99,7 +101,7 @@ def _ml_passes() -> dict[str, type[ModulePass]]:
 
 
 def run_opt(input_path: str, pipeline: str, print_ir_after_all: bool, split_input_file: bool,
-            output: str, generic: bool = False) -> int:
+            output: str, generic: bool = False, debuginfo: bool = False) -> int:
     """Runs `pipeline` over the input ("-" = stdin). With `split_input_file`, every chunk is
     processed even after an error (errors go to stderr, the status is then 1); otherwise a
     CompileError propagates to the caller."""
@@ -118,7 +120,7 @@ def run_opt(input_path: str, pipeline: str, print_ir_after_all: bool, split_inpu
     for chunk, offset in _chunks(text, split_input_file):
         try:
             results.append(_run(ctx, chunk, name, offset, passes, print_ir_after_all,
-                                generic))
+                                generic, debuginfo))
         except CompileError as err:
             if not split_input_file:
                 raise

@@ -13,6 +13,7 @@ that compiles the remainder, frontend/tu_split.py, the link). Anything else is
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -21,7 +22,8 @@ from pathlib import Path
 from approxcc.diagnostics import CompileError, WarningOptions
 
 C_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".C")
-APPROX_WARNINGS = ("-Wapprox-exact-knob", "-Wapprox-skipped-annotation", "-Wapprox-recover")
+APPROX_WARNINGS = ("-Wapprox-exact-knob", "-Wapprox-skipped-annotation", "-Wapprox-recover",
+                   "-Wapprox-ignored-flag")
 COLOR_MODES = ("never", "always", "auto")
 EMIT_KINDS = ("approx", "mlir", "llvm", "asm")
 _OPT_LEVELS = {"": 1, "0": 0, "1": 1, "g": 1, "2": 2, "s": 2, "z": 2, "3": 3, "fast": 3}
@@ -88,6 +90,84 @@ class Options:
 
     def links(self) -> bool:
         return not (self.compile_only or self.emit or self.preprocess_only or self.syntax_only)
+
+    # what the code generated for the functions MLIR compiles takes from the flags (the
+    # rest of a file has them as written: the system compiler compiles it)
+    def sanitizers(self) -> list[str]:
+        """The sanitizers -fsanitize= turns on and no later -fno-sanitize= turns off."""
+        on: dict[str, None] = {}
+        for arg in self.clang_args:
+            for prefix, add in (("-fsanitize=", True), ("-fno-sanitize=", False)):
+                if arg.startswith(prefix):
+                    for kind in arg[len(prefix):].split(","):
+                        if add:
+                            on[kind] = None
+                        elif kind == "all":
+                            on.clear()
+                        else:
+                            on.pop(kind, None)
+        return list(on)
+
+    def instrumenting_sanitizer(self) -> str:
+        """The sanitizer whose instrumentation the MLIR path adds: address or thread."""
+        return next((s for s in self.sanitizers() if s in _INSTRUMENTED_SANITIZERS), "")
+
+    def debug_info(self) -> bool:
+        """-g, -g1..3, -ggdb, -gdwarf-N, -gline-tables-only (the last level given; -g0: off)."""
+        on = False
+        for arg in self.codegen_args:
+            if (m := _DEBUG_LEVEL.fullmatch(arg)) is not None:
+                on = m.group(1) != "0"
+        return on
+
+    def dwarf_version(self) -> int | None:
+        versions = [int(a[len("-gdwarf-"):]) for a in self.codegen_args
+                    if re.fullmatch(r"-gdwarf-[2-5]", a)]
+        return versions[-1] if versions else None
+
+    def last_flag(self, choices: dict[str, str]) -> str:
+        """The value in `choices` of the last of its flags given ("" when none is)."""
+        return next((choices[a] for a in reversed(self.clang_args) if a in choices), "")
+
+    def frame_pointer(self) -> str:
+        return self.last_flag(_FRAME_POINTER_FLAGS)
+
+    def stack_protector(self) -> str:
+        return self.last_flag(_STACK_PROTECTOR_FLAGS)
+
+    def ignored_on_mlir_path(self) -> list[str]:
+        """The flags the functions MLIR compiles do not get (the system compiler gives them
+        to the rest): sanitizers other than address, thread and leak, coverage and
+        profiling instrumentation, floating-point relaxations, ..."""
+        out = [f"-fsanitize={s}" for s in self.sanitizers()
+               if s not in _INSTRUMENTED_SANITIZERS + _RUNTIME_ONLY_SANITIZERS]
+        if len([s for s in self.sanitizers() if s in _INSTRUMENTED_SANITIZERS]) > 1:
+            out.append(f"-fsanitize={self.sanitizers()[-1]}")
+        out += [a for a in self.clang_args if a not in _WHAT_MLIR_DOES and (
+            a.startswith(_IGNORED_ON_MLIR_PATH) or
+            self.debug_info() and a.startswith(_IGNORED_WITH_DEBUG_INFO))]
+        return list(dict.fromkeys(out))
+
+
+_INSTRUMENTED_SANITIZERS = ("address", "thread")
+_RUNTIME_ONLY_SANITIZERS = ("leak",)  # a run-time library, no instrumentation
+_DEBUG_LEVEL = re.compile(r"-g(?:gdb|dwarf(?:-[2-5])?|line-tables-only)?([0-3]?)")
+_FRAME_POINTER_FLAGS = {"-fno-omit-frame-pointer": "all", "-fomit-frame-pointer": "none",
+                        "-mno-omit-leaf-frame-pointer": "all",
+                        "-momit-leaf-frame-pointer": "non-leaf"}
+_STACK_PROTECTOR_FLAGS = {"-fstack-protector": "ssp", "-fstack-protector-strong": "sspstrong",
+                          "-fstack-protector-all": "sspreq", "-fno-stack-protector": ""}
+# flags (by prefix) whose effect the MLIR path does not give the functions it compiles
+_IGNORED_ON_MLIR_PATH = (
+    "-fprofile-arcs", "-ftest-coverage", "-fprofile-generate", "-fprofile-instr-generate",
+    "-fprofile-use", "-fprofile-instr-use", "-fcoverage-mapping", "-finstrument-functions",
+    "-fcf-protection", "-fstack-clash-protection", "-fpatchable-function-entry",
+    "-fzero-call-used-regs", "-ftrivial-auto-var-init=", "-fsplit-stack", "-ffast-math",
+    "-funsafe-math-optimizations", "-ffinite-math-only", "-fno-signed-zeros",
+    "-freciprocal-math", "-fassociative-math", "-ffp-contract=fast", "-mcmodel=",
+    "-mno-red-zone", "-mgeneral-regs-only", "-msoft-float", "-fsanitize-coverage=")
+_IGNORED_WITH_DEBUG_INFO = ("-fdebug-prefix-map=", "-ffile-prefix-map=")
+_WHAT_MLIR_DOES = ("-fcf-protection=none", "-ftrivial-auto-var-init=uninitialized")
 
 
 class Kind(Enum):
@@ -269,7 +349,7 @@ FLAGS: tuple[Flag, ...] = (
          _set("output"), metavar="FILE", section=_C, compiles=False),
     Flag(("-O",), Kind.JOINED, "optimisation level: -O0 -O1 -O2 -O3 -Os -Oz -Ofast -Og",
          _opt_level, metavar="LEVEL", section=_C),
-    Flag(("-g",), Kind.JOINED, "debug information (to the system compiler and the link)",
+    Flag(("-g",), Kind.JOINED, "debug information (MLIR's functions: line tables)",
          _add("codegen_args"), section=_C),
     Flag(("-std=",), Kind.JOINED, "language standard, as clang", _add("clang_args"),
          metavar="STD", section=_C),
@@ -352,8 +432,8 @@ FLAGS: tuple[Flag, ...] = (
     Flag(("-Wno-",), Kind.JOINED, "no such warning", _no_warning, metavar="FLAG",
          section=_W),
     Flag(("-W",), Kind.JOINED, "a warning (approx's own: -Wapprox-exact-knob, "
-         "-Wapprox-skipped-annotation, -Wapprox-recover)", _warning_flag, metavar="FLAG",
-         section=_W),
+         "-Wapprox-skipped-annotation, -Wapprox-recover, -Wapprox-ignored-flag)",
+         _warning_flag, metavar="FLAG", section=_W),
     Flag(("-pedantic",), Kind.JOINED, "clang's pedantic warnings", _add("warning_args"),
          section=_W),
     Flag(("-fdiagnostics-color=",), Kind.JOINED, "never | always | auto (colour on a "

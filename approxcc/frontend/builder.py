@@ -18,7 +18,9 @@ from xdsl.dialects.builtin import (
     IntAttr,
     IntegerAttr,
     IntegerType,
+    LocationAttr,
     MemRefType,
+    UnknownLoc,
     UnrealizedConversionCastOp,
     i1,
     i32,
@@ -65,10 +67,22 @@ def descriptor_type(rank: int) -> llvm.LLVMStructType:
 class Builder:
     def __init__(self, block: Block):
         self.block = block
+        self.loc: LocationAttr | None = None  # of the statement being emitted (-g)
 
     def insert(self, op: Operation) -> SSAValue | None:
+        if self.loc is not None and isinstance(op.location, UnknownLoc):
+            op.location = self.loc
         self.block.add_op(op)
         return op.results[0] if op.results else None
+
+    @contextmanager
+    def located(self, loc: LocationAttr | None) -> Iterator[None]:
+        """The ops inserted meanwhile are at `loc` (a statement's place: line tables)."""
+        saved, self.loc = self.loc, loc or self.loc
+        try:
+            yield
+        finally:
+            self.loc = saved
 
     @contextmanager
     def at(self, block: Block) -> Iterator[Block]:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import ctypes
 import functools
+import os
 import re
 
 from clang.cindex import Cursor, CursorKind, Type, conf
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
 
 from approxcc.diagnostics import CompileError, SourceLocation
 from approxcc.frontend import c_types
@@ -18,6 +21,37 @@ def location(c: Cursor) -> SourceLocation:
 
 def unsupported(what: str, c: Cursor) -> CompileError:
     return CompileError(f"{what} is not supported by the approxcc C frontend yet", location(c))
+
+
+def file_location(name: str, line: int = 1, column: int = 1) -> FileLineColLoc:
+    """An MLIR location in file `name`, by its absolute path (`-g` line tables: the path
+    names a DWARF file and its folder)."""
+    return FileLineColLoc(StringAttr(os.path.abspath(name)), IntAttr(line), IntAttr(column))
+
+
+def debug_location(c: Cursor) -> FileLineColLoc | None:
+    """Where `c` is, as an MLIR location; None where it is in no file."""
+    loc = c.location
+    return None if loc.file is None else file_location(loc.file.name, loc.line, loc.column)
+
+
+@functools.cache
+def _cursor_visibility():
+    """libclang's clang_getCursorVisibility, which cindex does not wrap."""
+    get = conf.lib.clang_getCursorVisibility
+    get.argtypes, get.restype = [Cursor], ctypes.c_int
+    return get
+
+
+# CXVisibility (invalid, hidden, protected, default) → LLVM's visibility (0 = default)
+_VISIBILITY = {1: 1, 2: 2}
+
+
+def visibility(c: Cursor) -> int:
+    """The ELF visibility of an external entity as clang computes it for the parse's flags
+    (-fvisibility=, `__attribute__((visibility))`, `#pragma GCC visibility`): LLVM's code,
+    0 default, 1 hidden, 2 protected."""
+    return _VISIBILITY.get(_cursor_visibility()(c), 0)
 
 
 @functools.cache

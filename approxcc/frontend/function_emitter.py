@@ -24,7 +24,7 @@ from approxcc.frontend.clause_exprs import ClauseSites
 from approxcc.frontend.counted_loops import (
     written_vars,
 )
-from approxcc.frontend.cursors import location, unsupported
+from approxcc.frontend.cursors import debug_location, location, unsupported
 from approxcc.frontend.expressions import ExpressionEmitter
 from approxcc.frontend.jumps import JumpEmitter
 from approxcc.frontend.knob_emitter import KnobEmitter
@@ -88,6 +88,7 @@ class FunctionEmitter(KnobEmitter, StatementEmitter, SwitchEmitter, JumpEmitter,
                           for p, lowered in zip(self.params, self.lowering.args, strict=True)}
         self.allocas = Block()  # hoisted to the top of the entry block at the end
         self.b = Builder(self.entry)
+        self.b.loc = debug_location(fn)  # the parameters' stores: the function's line
         self.vars: dict[Cursor, SSAValue] = {}  # SSA parameters
         self.mem: dict[Cursor, SSAValue] = {}   # allocas
         self.result = fn.type.get_result()
@@ -136,6 +137,7 @@ class FunctionEmitter(KnobEmitter, StatementEmitter, SwitchEmitter, JumpEmitter,
                                                  self.lowering.result_types),
                               Region(self.entry))
         set_internal(fop, self.fn.storage_class.name == "STATIC")
+        fop.location = self.b.loc or fop.location
         fop.arg_attrs = self.lowering.arg_attrs()
         self.unit.module.body.block.add_op(fop)
 

@@ -18,8 +18,10 @@ from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import (
     BytesAttr,
     IntAttr,
+    IntegerAttr,
     ModuleOp,
     i8,
+    i64,
 )
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import VerifyException
@@ -31,11 +33,13 @@ from approxcc.frontend.c_types import UnsupportedType
 from approxcc.frontend.calls import Signature, function_signature
 from approxcc.frontend.clause_exprs import ClauseSites
 from approxcc.frontend.cursors import (
+    file_location,
     initializer,
     location,
     string_bytes,
     string_unit_bits,
     unsupported,
+    visibility,
 )
 from approxcc.frontend.function_emitter import FunctionEmitter, set_internal
 
@@ -404,7 +408,31 @@ class ModuleEmitter:
         for fn in self.emitted.values():
             if fn.canonical in plan.renamed:
                 set_internal(self.emitted_op(names[fn.spelling]), False)
+        self.give_visibility(plan, names)
+        self.module.location = file_location(self.main_file)  # -g: the compile unit's file
         return plan
+
+    def give_visibility(self, plan: tu_split.Plan, names: dict[str, str]) -> None:
+        """The ELF visibility of each external definition, as the system compiler gives it
+        (clang's, for the parse's -fvisibility=, attributes and pragmas); the internal
+        symbols shared with the remainder under a link name are hidden: one program's."""
+        defined: list[tuple[Cursor, Operation]] = [
+            (fn, self.emitted_op(names.get(name, name))) for name, fn in self.emitted.items()]
+        defined += [(var, op) for var, symbol in self.globals.items()
+                    if isinstance(op := self.global_ops[symbol], llvm.GlobalOp) and
+                    (op.value is not None or op.body.blocks)]
+        for entity, op in defined:
+            linkage = op.attributes.get("llvm.linkage") if isinstance(op, func.FuncOp) \
+                else op.linkage
+            if isinstance(linkage, llvm.LinkageAttr) and linkage.linkage.data != "external":
+                continue
+            code = 1 if entity.canonical in plan.renamed else visibility(entity)
+            if not code:
+                continue
+            if isinstance(op, func.FuncOp):  # func-to-llvm makes it the llvm.func's
+                op.attributes["visibility_"] = IntegerAttr(code, i64)
+            else:
+                op.visibility_ = IntegerAttr(code, i64)
 
     def shared_internals(self) -> set[Cursor]:
         """The main file's internal functions and variables used on both sides."""

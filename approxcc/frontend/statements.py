@@ -22,7 +22,7 @@ from approxcc.frontend.counted_loops import (
     analyse,
     for_parts,
 )
-from approxcc.frontend.cursors import unsupported
+from approxcc.frontend.cursors import debug_location, unsupported
 from approxcc.frontend.jumps import (
     BREAK,
     CONTINUE,
@@ -54,14 +54,15 @@ class StatementEmitter:
     """C statements → scf control flow (a FunctionEmitter part)."""
 
     def statement(self, c: Cursor, top: bool = False) -> None:
-        knobs = self.unit.by_line.get(c.extent.start.line, [])
-        pending = [a for a in knobs if id(a) not in self.unit.used]
-        if pending and c.kind != CursorKind.COMPOUND_STMT or (pending and not top):
-            for a in pending:
-                self.unit.used.add(id(a))
-            self.annotated(c, pending)
-            return
-        self.plain_statement(c, top)
+        with self.b.located(debug_location(c)):
+            knobs = self.unit.by_line.get(c.extent.start.line, [])
+            pending = [a for a in knobs if id(a) not in self.unit.used]
+            if pending and c.kind != CursorKind.COMPOUND_STMT or (pending and not top):
+                for a in pending:
+                    self.unit.used.add(id(a))
+                self.annotated(c, pending)
+                return
+            self.plain_statement(c, top)
 
     def plain_statement(self, c: Cursor, top: bool = False) -> None:
         k = c.kind

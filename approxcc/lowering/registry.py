@@ -12,6 +12,7 @@ from xdsl.utils.exceptions import ArgSpecParseError
 from approxcc.diagnostics import CompileError
 from approxcc.lowering.apply_config import ApplyConfigPass
 from approxcc.lowering.bind_runtime import BindRuntimePass
+from approxcc.lowering.codegen import CodegenAttributesPass, DebugLocationsPass
 from approxcc.lowering.emit_management import EmitManagementPass
 from approxcc.lowering.finalize import FinalizePass
 from approxcc.lowering.lower_decision_tree import LowerDecisionTreePass
@@ -21,7 +22,8 @@ from approxcc.lowering.tunable import TunablePass
 
 PASSES: dict[str, type[ModulePass]] = {
     p.name: p for p in (ApplyConfigPass, EmitManagementPass, TransformPass, FinalizePass,
-                        LowerTryPass, BindRuntimePass, LowerDecisionTreePass, TunablePass)
+                        LowerTryPass, BindRuntimePass, LowerDecisionTreePass, TunablePass,
+                        CodegenAttributesPass, DebugLocationsPass)
 }
 
 # The release pipeline after the (optional) approx-apply-config, and the tunable pipeline
