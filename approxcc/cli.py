@@ -320,7 +320,7 @@ def tune_cmd(target: str, budgets: str, time_limit: str, parallel: int, cluster:
     engine is OpenTuner."""
     from rich.console import Console
 
-    from approxcc.tune import CProgram, TuneOptions, tune
+    from approxcc.tune import TuneOptions, load_application, tune
     from approxcc.tune.report import report, stdout_console
     from approxcc.tune.tuner import seconds
 
@@ -332,8 +332,8 @@ def tune_cmd(target: str, budgets: str, time_limit: str, parallel: int, cluster:
         if is_system(target):  # a compound system: QoS is its answers' accuracy
             system = load_system(target)
             app, root, qos = system, system.project.root, "accuracy"
-        else:
-            program = CProgram.load(target)
+        else:   # a C/C++ or a JAX program's approx.toml
+            program = load_application(target)
             app, root, qos = program, program.program.root, program.program.metric
         out_dir = Path(out) if out else root / "tuned"
         opts = TuneOptions(_budgets(budgets), out_dir, seconds(time_limit, "--time-limit"),

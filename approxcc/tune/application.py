@@ -1,11 +1,12 @@
 """`approxcc.tune.Application`: what the tuner needs from a system to tune.
 
 A compound system written in Python implements it directly; a C/C++ program described by
-`approx.toml` is `CProgram`, one implementation of it. The tuner only ever calls `build()`
-(once), `knob_space()`, `run()` (once per input, configuration and repeat, in a fresh
-working folder, possibly in several Dask worker processes on other machines at once),
-`run_round()` (the exact program and the candidates on one input, for the confirmation) and
-`loss()`.
+`approx.toml` is `CProgram`, one implementation of it, a JAX program described by it
+`approxcc.tune.ml_program.JaxProgram` another (`load_application` picks). The tuner only
+ever calls `build()` (once), `knob_space()`, `run()` (once per input, configuration and
+repeat, in a fresh working folder, possibly in several Dask worker processes on other
+machines at once), `run_round()` (the exact program and the candidates on one input, for
+the confirmation), `loss()` and `reference()`.
 
 Runs on a Dask worker see a copy of the application (pickled) whose `files()` (what runs read:
 a built binary, the inputs) were shipped to the worker and `relocate()`d there; everything
@@ -26,12 +27,16 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from approxcc.diagnostics import CompileError
 from approxcc.driver.toolchain import RUNTIME_DIR
 from approxcc.tune.program import Program, load_program, location, substitute
 from approxcc.tune.qos import Metric, metric
 from approxcc.tune.space import KnobSpace, knob_space
+
+if TYPE_CHECKING:
+    from approxcc.tune.ml_program import JaxProgram
 
 PAIR_SECONDS = 0.2   # a side of a confirmation pair that ran shorter runs again...
 PAIR_RUNS = 7        # ...up to this many times
@@ -125,6 +130,12 @@ class Application(ABC):
         """Where the application comes from (shown in reports, stored in the results DB)."""
         return self.name
 
+    def reference(self) -> dict[str, float] | None:
+        """When the exact run's time is the faster of several ways to run the exact program
+        (a JAX program: its exact build and `jax.jit`), each one's seconds on the tuning
+        inputs, known after `build()`: the report names them. None: the exact program."""
+        return None
+
     def files(self) -> list[Path]:
         """Local files that runs read after `build()`: shipped once to each Dask worker."""
         return []
@@ -133,6 +144,17 @@ class Application(ABC):
         """This application on a worker, where each of `files()` (by its path as a string)
         now lies at `moved[path]`."""
         return self
+
+
+def load_application(where: str) -> CProgram | JaxProgram:
+    """The program `where` (an approx.toml or its folder) describes: a C/C++ program
+    (`CProgram`), or a JAX program (`approxcc.tune.ml_program.JaxProgram`)."""
+    program = load_program(where)
+    if program.language == "python":
+        from approxcc.tune.ml_program import JaxProgram
+
+        return JaxProgram(program)
+    return CProgram(program)
 
 
 class CProgram(Application):

@@ -17,6 +17,23 @@ output = "stdout"              # or a file the program writes ({input} substitut
 metric = "l2"
 ```
 
+A JAX program (its one source a `.py`, built by approxcc's ML half) names the function to
+run instead of a command line, and its inputs by a generator or by files of arrays:
+
+```toml
+[program]
+name = "mlp"
+sources = ["model.py"]
+entry = "classify"             # a decorated function of model.py, or a function calling them
+
+[run]
+inputs = "model:inputs"        # module:function(split) -> list of input tuples, split in
+                               # {"tune", "eval"}; or tune = [...], eval = [...]: .npy/.npz
+
+[qos]
+metric = "relL2"
+```
+
 Every mistake is a `CompileError` at `approx.toml:line:col` (tomllib gives no positions, so
 keys are located in the text).
 """
@@ -32,11 +49,16 @@ from pathlib import Path
 from approxcc.diagnostics import CompileError, SourceLocation
 
 _SCHEMA: dict[str, dict[str, type]] = {
-    "program": {"name": str, "sources": list, "runtime": list, "flags": list},
-    "run": {"args": list, "tune": list, "eval": list, "output": str},
+    "program": {"name": str, "sources": list, "runtime": list, "flags": list, "entry": str},
+    "run": {"args": list, "tune": list, "eval": list, "output": str, "inputs": str},
     "qos": {"metric": str},
 }
-_REQUIRED = {"program": ("name", "sources"), "run": ("args", "tune", "eval"), "qos": ()}
+_REQUIRED = {"program": ("name", "sources"), "run": (), "qos": ()}
+# keys of one kind of program only: a C program's command line, a JAX program's entry
+_C_ONLY = (("program", "runtime"), ("program", "flags"), ("run", "args"), ("run", "output"))
+_PYTHON_ONLY = (("program", "entry"), ("run", "inputs"))
+_SPEC = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*")
+ARRAY_FILES = (".npy", ".npz")
 
 
 @dataclass
@@ -52,6 +74,9 @@ class Program:
     output: str = "stdout"
     metric: str = "l2"
     locs: dict[str, SourceLocation] = field(default_factory=dict)
+    language: str = "c"              # "c" | "python" (a JAX program: sources = one .py)
+    entry: str = ""                  # python: the function of the module to run
+    inputs: str = ""                 # python: "module:function" generating the inputs
 
     @property
     def root(self) -> Path:
@@ -134,10 +159,11 @@ def read_project(where: str, file_name: str, schema: Schema,
 
 
 def load_program(where: str) -> Program:
-    """Load `where` (an approx.toml or the folder holding one)."""
+    """Load `where` (an approx.toml or the folder holding one): a C/C++ program, or a JAX
+    program when its one source is a `.py`."""
     project = read_project(where, "approx.toml", _SCHEMA, _REQUIRED)
     path, data, loc = project.path, project.data, project.loc
-    prog, run = data["program"], data["run"]
+    prog, run = data["program"], data.get("run", {})
     root = path.parent
 
     def files(key: str, section: str, given: list[str]) -> list[Path]:
@@ -159,20 +185,72 @@ def load_program(where: str) -> Program:
             found += matches
         return found
 
-    if not any("{input}" in a for a in run["args"]):
-        raise CompileError("'args' must pass the input to the program: add \"{input}\"",
-                           loc("run", "args"))
+    def missing(section: str, key: str, also: str = "") -> CompileError:
+        return CompileError(f"missing '{key}' in [{section}]{also}",
+                            loc(section) if section in data else SourceLocation(str(path), 1, 1))
+
     sources = files("sources", "program", prog["sources"])
+    python = any(s.suffix == ".py" for s in sources)
+    language = "python" if python else "c"
+    for section, key in _C_ONLY if python else _PYTHON_ONLY:
+        if key in data.get(section, {}):
+            why = ("a JAX program (a .py source) is run by calling its 'entry'" if python
+                   else "it belongs to a JAX program, whose source is a .py")
+            raise CompileError(f"'{key}' is not a key of this program: {why}",
+                               loc(section, key))
+    if python:
+        if len(sources) != 1:
+            raise CompileError("a JAX program has one source, the module of its model "
+                               f"(got {len(sources)})", loc("program", "sources"))
+        if "entry" not in prog:
+            raise missing("program", "entry", ": the function of the module to run")
+        if not re.fullmatch(r"[A-Za-z_]\w*", prog["entry"]):
+            raise CompileError(f"'entry' must name a function of '{sources[0].name}', got "
+                               f"'{prog['entry']}'", loc("program", "entry"))
+        if "inputs" in run:
+            if given := [k for k in ("tune", "eval") if k in run]:
+                raise CompileError(f"'{given[0]}' and 'inputs' both give the inputs: keep "
+                                   "one (a generator, or tune and eval files)",
+                                   loc("run", given[0]))
+            if not _SPEC.fullmatch(run["inputs"]):
+                raise CompileError("'inputs' must be 'module:function' (a function of a "
+                                   "module beside approx.toml, called with \"tune\" or "
+                                   f"\"eval\"), got '{run['inputs']}'", loc("run", "inputs"))
+        else:
+            for key in ("tune", "eval"):
+                if key not in run:
+                    raise missing("run", key if "tune" in run or "eval" in run else "inputs",
+                                  "" if "tune" in run or "eval" in run else
+                                  " (a generator 'module:function', or tune and eval files)")
+    else:
+        for key in ("args", "tune", "eval"):
+            if key not in run:
+                raise missing("run", key)
+        if not any("{input}" in a for a in run["args"]):
+            raise CompileError("'args' must pass the input to the program: add \"{input}\"",
+                               loc("run", "args"))
     runtime = files("runtime", "program", prog.get("runtime", []))
-    tune, evals = inputs("tune"), inputs("eval")
+    tune, evals = (inputs("tune"), inputs("eval")) if "tune" in run else ([], [])
+    if python:
+        for key, found in (("tune", tune), ("eval", evals)):
+            if odd := [p for p in found if p.suffix not in ARRAY_FILES]:
+                raise CompileError(f"'{odd[0].name}' is not an array file: a JAX program's "
+                                   f"inputs are .npy (one array) or .npz (its arrays in "
+                                   f"order) files", loc("run", key))
     if both := sorted(set(tune) & set(evals)):
         raise CompileError(f"tuning and evaluation inputs must be disjoint: '{both[0].name}' "
                            f"is in both", loc("run", "eval"))
+    default_metric = "relL2" if python else "l2"
     program = Program(path.resolve(), prog["name"], sources, runtime,
-                      prog.get("flags", []), run["args"], tune, evals,
-                      run.get("output", "stdout"), data.get("qos", {}).get("metric", "l2"))
+                      prog.get("flags", []), run.get("args", []), tune, evals,
+                      run.get("output", "stdout"),
+                      data.get("qos", {}).get("metric", default_metric),
+                      language=language, entry=prog.get("entry", ""),
+                      inputs=run.get("inputs", ""))
     program.locs = {"metric": loc("qos", "metric"), "output": loc("run", "output"),
-                    "sources": loc("program", "sources")}
+                    "sources": loc("program", "sources"), "entry": loc("program", "entry"),
+                    "inputs": loc("run", "inputs"), "tune": loc("run", "tune"),
+                    "eval": loc("run", "eval")}
     return program
 
 

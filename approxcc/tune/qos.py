@@ -34,6 +34,7 @@ import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from numbers import Real
 from pathlib import Path
+from typing import Any
 
 from approxcc.diagnostics import CompileError
 
@@ -209,6 +210,7 @@ def exact_loss(exact: str, approx: str) -> float:
 
 ITEM_LOSSES: dict[str, ItemLoss] = {
     "l2": l2_loss,
+    "relL2": l2_loss,     # the name numeric (ML) users know: l2 is relative already
     "rbo": rbo_loss,
     "accuracy": accuracy_loss,
     "exact": exact_loss,
@@ -304,6 +306,114 @@ def _user_metric(spec: str, search_path: Path | None) -> Metric:
     user_metric.__name__ = f"user_metric[{spec}]"
     user_metric.__doc__ = f"User-defined QoS metric {spec}, checked to return a loss in [0, 1]."
     return user_metric
+
+
+# -- numeric outputs: a JAX program's arrays ----------------------------------------------------
+
+ArrayOutput = Any
+"""What a JAX program's entry returned for one input: an array, or a tuple of arrays."""
+
+
+def _leaves(output: ArrayOutput) -> list[Any]:
+    import numpy as np
+
+    return [np.asarray(a) for a in output] if isinstance(output, tuple | list) \
+        else [np.asarray(output)]
+
+
+def rel_l2_arrays(exact: ArrayOutput, approx: ArrayOutput) -> float:
+    """min(1, ||y - z||_2 / ||y||_2) over all the arrays of one input's output flattened
+    together (as the ML build's check of its variants computes relL2), in float64. Another
+    count of arrays, another shape, or a non-finite approximate number is a total loss (1.0);
+    an exact output of zeros scores 0 only when matched exactly."""
+    import numpy as np
+
+    if approx is None:
+        return 1.0
+    y, z = _leaves(exact), _leaves(approx)
+    if len(y) != len(z) or any(a.shape != b.shape for a, b in zip(y, z, strict=True)):
+        return 1.0
+    if not y:
+        return 0.0
+    yv = np.concatenate([a.astype(np.float64).ravel() for a in y])
+    zv = np.concatenate([b.astype(np.float64).ravel() for b in z])
+    if not np.all(np.isfinite(zv)):
+        return 1.0
+    norm, diff = float(np.linalg.norm(yv)), float(np.linalg.norm(yv - zv))
+    if norm == 0.0 or not math.isfinite(norm):
+        return 0.0 if diff == 0.0 else 1.0
+    return min(1.0, diff / norm)
+
+
+def accuracy_arrays(exact: ArrayOutput, approx: ArrayOutput) -> float:
+    """The share of predictions that differ from the exact program's, on the first array of
+    the output: floats are class scores, a prediction is the argmax over the last axis (one
+    per row); integers or booleans are the predictions themselves, element by element."""
+    import numpy as np
+
+    if approx is None:
+        return 1.0
+    y, z = _leaves(exact)[0], _leaves(approx)
+    if not z or z[0].shape != y.shape:
+        return 1.0
+    z0 = z[0]
+    if np.issubdtype(y.dtype, np.inexact):
+        if y.ndim == 0 or y.size == 0:
+            return 0.0 if np.array_equal(y, z0) else 1.0
+        if not np.all(np.isfinite(z0)):
+            return 1.0
+        return float(np.mean(np.argmax(y, axis=-1) != np.argmax(z0, axis=-1)))
+    return float(np.mean(y != z0)) if y.size else 0.0
+
+
+def exact_arrays(exact: ArrayOutput, approx: ArrayOutput) -> float:
+    """0 when every array is identical (shape, dtype and values; NaN equal to NaN), else 1."""
+    import numpy as np
+
+    if approx is None:
+        return 1.0
+    y, z = _leaves(exact), _leaves(approx)
+    return 0.0 if len(y) == len(z) and all(
+        a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a, b, equal_nan=
+                                                                     a.dtype.kind in "fc")
+        for a, b in zip(y, z, strict=True)) else 1.0
+
+
+ARRAY_LOSSES: dict[str, Callable[[ArrayOutput, ArrayOutput], float]] = {
+    "relL2": rel_l2_arrays,
+    "l2": rel_l2_arrays,
+    "accuracy": accuracy_arrays,
+    "exact": exact_arrays,
+}
+"""The built-in metrics of numeric outputs (a JAX program's) by name, per input."""
+
+
+def array_metric(name: str, search_path: Path | None = None
+                 ) -> Callable[[Sequence[ArrayOutput], Sequence[ArrayOutput]], float]:
+    """The QoS metric called `name` over numeric outputs, one per input (an array, or a
+    tuple of arrays): a built-in of `ARRAY_LOSSES` (the mean loss over the inputs) or a
+    user's 'module:function(exact_outputs, outputs) -> loss', given the lists as they are."""
+    if name in ARRAY_LOSSES:
+        item_loss = ARRAY_LOSSES[name]
+
+        def builtin_metric(exact_outputs: Sequence[ArrayOutput],
+                           outputs: Sequence[ArrayOutput]) -> float:
+            if len(exact_outputs) != len(outputs):
+                raise ValueError(f"QoS metric: {len(exact_outputs)} exact outputs but "
+                                 f"{len(outputs)} approximate outputs")
+            if not exact_outputs:
+                raise ValueError("QoS metric: no outputs to compare")
+            losses = [_clamp(item_loss(e, a)) for e, a in zip(exact_outputs, outputs,
+                                                               strict=True)]
+            return math.fsum(losses) / len(losses)
+
+        builtin_metric.__name__ = f"{name}_array_metric"
+        return builtin_metric
+    if ":" in name:
+        return _user_metric(name, search_path)
+    known = ", ".join(f"'{known}'" for known in ARRAY_LOSSES)
+    raise CompileError(f"unknown QoS metric '{name}' for a JAX program's outputs; known "
+                       f"metrics: {known}, or 'module:function' for a user-defined one")
 
 
 def known_metrics() -> Iterable[str]:

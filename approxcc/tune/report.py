@@ -110,9 +110,22 @@ def _pct(s: Spread | None) -> str:
     return f"{s.median:.2%}" + (f" [{s.q1:.2%}–{s.q3:.2%}]" if s.q3 > s.q1 else "")
 
 
+def reference_text(run: Run) -> str | None:
+    """What the speedups are over, when the exact run is the faster of several ways to run
+    the exact program (a JAX program: its exact build and jax.jit); None: the exact program."""
+    reference = run.options.get("reference")
+    if not reference:
+        return None
+    ways = [f"{name} ({seconds * 1e3:.3g} ms)" for name, seconds in reference.items()]
+    over = ways[0] if len(ways) == 1 else \
+        f"the faster of {', '.join(ways[:-1])} and {ways[-1]}, input by input"
+    return f"speedups over {over}; times summed over the tuning inputs"
+
+
 def table(run: Run, chosen: list[Row]) -> Table:
     t = Table(title=f"approxcc tune: {run.program} (run {run.id}, seed {run.seed}, "
-                    f"mode {run.mode}, noise ±{(run.noise or 0) / 2:.1%}); median [IQR]")
+                    f"mode {run.mode}, noise ±{(run.noise or 0) / 2:.1%}); median [IQR]",
+              caption=reference_text(run))
     for col in ("budget", "speedup tune", "speedup eval", "gap", "loss tune (bound)",
                 "loss eval", "repeats"):
         t.add_column(col, justify="right")
@@ -159,6 +172,8 @@ def write_configs(run: Run, chosen: list[Row], out: Path, db_path: Path) -> list
                               "config_hash": p.hash, "db": str(db_path),
                               "source": run.source, "versions": run.versions,
                               "host": run.host}}
+        if run.options.get("reference"):    # seconds on the tuning inputs, of each
+            doc["reference"] = run.options["reference"]
         path = out / f"{budget_name(p.budget)}.json"
         path.write_text(json.dumps(doc, indent=2) + "\n")
         written.append(path)
@@ -221,7 +236,9 @@ def plot(db: ResultsDB, run: Run, path: Path, chosen: list[Row] | None = None,
     ax.set_xlim(left=-0.005 * right, right=right)
     ax.set_ylim(bottom=0.0, top=top * 1.2)
     ax.set_xlabel("QoS loss (picks: median and IQR of the repeats)")
-    ax.set_ylabel("speedup over exact")
+    reference = run.options.get("reference") or {}
+    ax.set_ylabel("speedup over exact" if len(reference) < 2 else
+                  f"speedup over the faster of {' and '.join(reference)}")
     ax.set_title(f"{run.program}: Pareto fronts and picks (run {run.id})")
     fig.tight_layout()
     fig.savefig(path, dpi=120)

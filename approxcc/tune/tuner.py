@@ -219,6 +219,8 @@ class Tuner:
             self.run_id = previous.id
             return
         options = json.loads(json.dumps(asdict(self.opts), default=str))   # paths as text
+        if (reference := self.app.reference()) is not None:
+            options["reference"] = reference      # what the exact run's time is the faster of
         self.run_id = self.db.new_run(self.app.name, self.app.describe(), self.opts.seed,
                                       self.opts.mode, self.opts.budgets, options,
                                       space.to_json())
