@@ -21,6 +21,12 @@ A variant IREE cannot compile for a target is an error `variant <knob=label,...>
 T: <IREE's first error line>` at the decorated function; with `keep_going` it is a warning,
 the rest is built, and the manifest lists the variant under `failed` (per target) with no
 vmfb for that target, so neither the runtime nor the tuner can pick it there.
+
+Every variant the CPU build has then runs on the example inputs and is compared with the
+exact function (`accuracy`): its relL2 and max |err| go into the manifest (`accuracy`); one
+past the bound is a warning at its knob's decorator, `broken` there, and left out of the
+tuner's space. A broken module compiled with `iree.NO_HOISTING` is compiled again without
+it, and the better of the two kept (`flags`, `flags_tried`).
 """
 
 from __future__ import annotations
@@ -58,7 +64,7 @@ from approxcc.config import KnobSetting, load_config, parse_config
 from approxcc.diagnostics import CompileError, warn
 from approxcc.dialect import knobs
 from approxcc.dialect.settings import configured_params
-from approxcc.ml import unsigned_int4
+from approxcc.ml import accuracy, unsigned_int4
 from approxcc.ml.approx import Knob
 from approxcc.ml.dispatch import BRANCHES_ATTR, KNOBS_ATTR, dispatch_values, dispatches_of
 from approxcc.ml.ir import (
@@ -71,6 +77,7 @@ from approxcc.ml.ir import (
     variant_name,
 )
 from approxcc.ml.iree import (
+    NO_HOISTING,
     TARGET_FLAGS,
     IreeFailure,
     compile_stablehlo,
@@ -119,16 +126,21 @@ class Manifest:
 @shared_conversions()   # variants (of every function) converting a weight alike share it
 def build_model(path: str | Path, out_dir: str | Path, targets: Sequence[str] = ("cpu",),
                 jobs: int | None = None, keep_going: bool = False,
-                config: str | Path | None = None) -> Manifest:
+                config: str | Path | None = None,
+                broken_rel_l2: float | None = None) -> Manifest:
     """Builds every variant of every decorated function of the module at `path`, or with
     `config` (a configuration file) the variants it selects only; an error in the module's
-    own code is a diagnostic at its line (`program.user_errors`)."""
+    own code is a diagnostic at its line (`program.user_errors`). With a CPU target every
+    CPU variant is checked against exact on the example inputs; past its relL2 bound
+    (`broken_rel_l2` for all, else `accuracy.rel_l2_bound`) it is broken (the module
+    docstring)."""
+    bound = accuracy.bound_override(broken_rel_l2)
     with user_errors(path):
-        return _build(path, out_dir, targets, jobs, keep_going, config)
+        return _build(path, out_dir, targets, jobs, keep_going, config, bound)
 
 
 def _build(path: str | Path, out_dir: str | Path, targets: Sequence[str], jobs: int | None,
-           keep_going: bool, config: str | Path | None) -> Manifest:
+           keep_going: bool, config: str | Path | None, bound: float | None) -> Manifest:
     for t in targets:
         if t not in TARGET_FLAGS:
             raise CompileError(f"unknown target '{t}' (expected {', '.join(TARGET_FLAGS)})")
@@ -148,17 +160,20 @@ def _build(path: str | Path, out_dir: str | Path, targets: Sequence[str], jobs: 
         for name, entry in entries.items():
             _fall_back(program.functions[name], entry, targets, compiles)
         errors = _collect(program.functions, entries, compiles, targets)
-    if errors and not keep_going:
-        raise errors[0]
-    for err in errors:
-        warn(f"{err.diagnostic.message} (not built; --keep-going)", err.diagnostic.loc)
-    data = {"approxcc_ml": MANIFEST_VERSION, "program": Path(path).stem,
-            "source": str(Path(path).resolve()), "targets": list(targets),
-            "functions": entries}
-    if config is not None and settings is not None:
-        data["config"] = {"file": str(config),
-                          "knobs": {k: _setting_json(s) for k, s in settings.items()}}
-    manifest = Manifest(out / "manifest.json", data)
+        if errors and not keep_going:
+            raise errors[0]
+        for err in errors:
+            warn(f"{err.diagnostic.message} (not built; --keep-going)", err.diagnostic.loc)
+        data = {"approxcc_ml": MANIFEST_VERSION, "program": Path(path).stem,
+                "source": str(Path(path).resolve()), "targets": list(targets),
+                "functions": entries}
+        if config is not None and settings is not None:
+            data["config"] = {"file": str(config),
+                              "knobs": {k: _setting_json(s) for k, s in settings.items()}}
+        manifest = Manifest(out / "manifest.json", data)
+        if CHECK_TARGET in targets:
+            data["accuracy"] = {"target": CHECK_TARGET, "against": "jax"}
+            _check_accuracy(program, manifest, compiles, bound)
     manifest.path.write_text(json.dumps(data, indent=1))
     return manifest
 
@@ -172,14 +187,18 @@ class _Compiles:
     pending: dict[tuple[str, str], Future[float]] = field(default_factory=dict)
     stored: dict[str, list[Any]] = field(default_factory=dict)   # item id -> its parameters
 
-    def submit(self, item: dict[str, Any], name: str, target: str) -> None:
-        """Compiles `item["mlir"]` for `target` with the flags of its matmuls (`widens`,
-        `rows`), recording the vmfb in `item["vmfb"]`. A vmfb the build folder already
-        has (same module, flags and compiler) is kept: a rebuild compiles what changed."""
+    def submit(self, item: dict[str, Any], name: str, target: str,
+               flags: list[str] | None = None) -> None:
+        """Compiles `item["mlir"]` for `target` with `flags`, by default those of its matmuls
+        (`widens`, `rows`), recording the vmfb in `item["vmfb"]` and the flags in
+        `item["flags"]`. A vmfb the build folder already has (same module, flags and
+        compiler) is kept: a rebuild compiles what changed."""
         if "weights" not in item:   # saved once a vmfb will read them
             item["weights"] = _save_weights(self.out, self.stored[item["id"]])
         mlir = self.out / item["mlir"]
-        flags = target_flags(target, item["widens"], item["rows"])
+        if flags is None:
+            flags = target_flags(target, item["widens"], item["rows"])
+        item.setdefault("flags", {})[target] = flags
         key = "\0".join([mlir.read_text(), *flags, _compiler_version(self.compiler)])
         vmfb = f"{target}/{name}-{hashlib.sha1(key.encode()).hexdigest()[:12]}.vmfb"
         if (target, vmfb) not in self.pending:
@@ -370,6 +389,131 @@ def _collect(functions: dict[str, DecoratedFunction], entries: dict[str, Any],
                 else:
                     variant["compile_s"][t] = round(result, 3)
     return errors
+
+
+CHECK_TARGET = "cpu"   # the target whose vmfbs the build runs: this machine's
+
+
+def _check_accuracy(program: MLProgram, manifest: Manifest, compiles: _Compiles,
+                    override: float | None) -> None:
+    """Runs every variant the CPU build has on its function's example inputs, as the
+    runtime runs it (its vmfb or its dispatch's), records how far its outputs are from the
+    exact function's under the variant's `accuracy`, and warns about each one past its
+    bound (`broken`; `override`: one bound for all). A module compiled with NO_HOISTING that
+    runs a broken variant is compiled again without it, and kept so where fewer of its
+    variants are broken: the manifest's `flags` are the kept ones, `flags_tried` the others
+    and their worst relL2."""
+    from approxcc.ml.runtime import Program  # the runtime imports this module
+
+    prog = Program(manifest, None, "local-task", {}, True)
+    for name, entry in manifest.functions.items():
+        fn = program.functions[name]
+        bounds = {v["id"]: _bound(fn, v["choice"], override) for v in entry["variants"]}
+        inputs = accuracy.example_inputs(fn.inputs, entry["inputs"])
+        exact = accuracy.exact_outputs(fn.afn.fn, fn.weights, inputs)
+        dispatches = {d["id"]: d for d in entry["dispatches"] if CHECK_TARGET in d["vmfb"]}
+        runs: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {}
+        for variant in entry["variants"]:   # grouped by the module that runs them
+            runner = dispatches.get(variant.get("dispatch", ""))
+            if runner is None and CHECK_TARGET in variant["vmfb"]:
+                runner = variant
+            if runner is not None:
+                runs.setdefault(runner["id"], (runner, []))[1].append(variant)
+        for runner, variants in runs.values():
+            figures = _run_variants(prog, name, variants, inputs, exact)
+            if NO_HOISTING in runner["flags"][CHECK_TARGET] and \
+                    any(f.broken(bounds[i]) for i, f in figures.items()):
+                figures = _retry_hoisting(prog, name, runner, variants, inputs, exact,
+                                          figures, bounds, compiles)
+            for variant in variants:
+                variant["accuracy"] = figures[variant["id"]].to_json(bounds[variant["id"]])
+            prog.release()
+        for variant in entry["variants"]:
+            if variant.get("accuracy", {}).get("broken"):
+                _warn_broken(fn, variant, accuracy.Figures.from_json(variant["accuracy"]),
+                             bounds[variant["id"]])
+
+
+def _bound(fn: DecoratedFunction, choice: Mapping[str, int | None],
+           override: float | None) -> float:
+    """The relL2 bound of a variant: by the transforms of its knobs off exact."""
+    exact = exact_choice(fn)
+    return accuracy.rel_l2_bound([k.transform for k in fn.afn.knobs
+                                  if choice[k.name] != exact[k.name]], override)
+
+
+def _run_variants(prog: Any, name: str, variants: list[dict[str, Any]], inputs: list[Any],
+                  exact: list[Any]) -> dict[str, accuracy.Figures]:
+    """Each variant's figures, run by `prog` (a runtime Program over this build)."""
+    fn = prog.functions[name]
+    figures = {}
+    for variant in variants:
+        prog.configure({"approxcc": "1", "knobs": {k: {"value": v} for k, v in
+                                                   variant["choice"].items() if v is not None}})
+        figures[variant["id"]] = accuracy.measure(lambda: fn(*inputs), exact)
+        assert fn.last_variant == variant["id"], (fn.last_variant, variant["id"])
+    return figures
+
+
+def _retry_hoisting(prog: Any, name: str, runner: dict[str, Any],
+                    variants: list[dict[str, Any]], inputs: list[Any], exact: list[Any],
+                    figures: dict[str, accuracy.Figures], bounds: Mapping[str, float],
+                    compiles: _Compiles) -> dict[str, accuracy.Figures]:
+    """`runner` (a variant or dispatch compiled with NO_HOISTING, running `variants`, one of
+    them broken) compiled again without the flag, and kept so where it is better (`better`);
+    the figures of the build kept."""
+    def worst(figs: Mapping[str, accuracy.Figures]) -> tuple[int, float]:
+        return max(f.worst() for f in figs.values())
+
+    def better(figs: Mapping[str, accuracy.Figures], than: Mapping[str, accuracy.Figures]
+               ) -> bool:
+        """Fewer broken variants, or as many but the worst of them with a figure where
+        `than`'s had none, or under half as far (not noise); else the first flags, chosen
+        for speed, stay."""
+        broken, was = (sum(f.broken(bounds[i]) for i, f in x.items()) for x in (figs, than))
+        if broken != was:
+            return broken < was
+        (none, far), (was_none, was_far) = worst(figs), worst(than)
+        return none < was_none or none == was_none == 0 and far < was_far / 2
+
+    def tried(flags: list[str], figs: Mapping[str, accuracy.Figures] | None,
+              error: str | None = None) -> dict[str, Any]:
+        bad = None if figs is None else worst(figs)
+        return {"flags": flags, "relL2": None if bad is None or bad[0] else bad[1],
+                **({"error": error} if error else {})}
+
+    t = CHECK_TARGET
+    first = {"flags": runner["flags"][t], "vmfb": runner["vmfb"][t]}
+    plain = [f for f in first["flags"] if f != NO_HOISTING]
+    compiles.submit(runner, name, t, plain)
+    result = compiles.result(runner, t)
+    if isinstance(result, str):   # IREE cannot compile it without the flag
+        runner["flags"][t], runner["vmfb"][t] = first["flags"], first["vmfb"]
+        runner.setdefault("flags_tried", {})[t] = [tried(plain, None, result)]
+        return figures
+    prog.release()
+    again = _run_variants(prog, name, variants, inputs, exact)
+    if better(again, figures):
+        runner.setdefault("compile_s", {})[t] = round(result, 3)
+        runner.setdefault("flags_tried", {})[t] = [tried(first["flags"], figures)]
+        return again
+    runner["flags"][t], runner["vmfb"][t] = first["flags"], first["vmfb"]
+    runner.setdefault("flags_tried", {})[t] = [tried(plain, again)]
+    return figures
+
+
+def _warn_broken(fn: DecoratedFunction, variant: Mapping[str, Any],
+                 figures: accuracy.Figures, bound: float) -> None:
+    """The warning for a broken variant, at the decorator of its first knob off exact (the
+    function, for the exact variant)."""
+    exact = exact_choice(fn)
+    off = [k for k in fn.afn.knobs if variant["choice"][k.name] != exact[k.name]]
+    labels = ",".join(f"{k}={v}" for k, v in variant["labels"].items())
+    past = f"; past relL2 {bound:g}" if figures.rel_l2 is not None and \
+        figures.rel_l2 > bound else ""
+    warn(f"variant <{labels}> of '{fn.name}' differs from exact: {figures.describe()} "
+         f"(on the example inputs{past}; the tuner leaves it out)",
+         off[0].loc if off else fn.afn.loc)
 
 
 def _matrix_rows(module: ModuleOp) -> int:

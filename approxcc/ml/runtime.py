@@ -119,6 +119,14 @@ class Program:
             fn.configure({k["name"]: settings[k["name"]] for k in fn.knobs
                           if k["name"] in settings})
 
+    def release(self) -> None:
+        """Drops every loaded vmfb and weights file (their memory, on the device too); a later
+        call loads what it runs again."""
+        self._modules.clear()
+        self._parameters.clear()
+        for fn in self.functions.values():
+            fn._loaded.clear()
+
     def _module(self, variant: Mapping[str, Any]) -> Any:
         """The `main` of the variant's vmfb in a context serving its weights (one context per
         vmfb and weights file: variants with the same code may have other weights)."""

@@ -13,10 +13,12 @@ neighbouring values are neighbouring parameters):
 
 ML knobs come from the approx IR of a model (`knob_space`) or from a build's manifest.json
 for one target (`ml_knob_space`): there a variant IREE could not compile for the target
-(`failed.<target>`, a `--keep-going` build) is left out. A value that failed with every other
-knob exact is dropped from its knob; a failing combination of values is `unbuilt`, and
-`Encoding.decode` moves a configuration that would select it to the nearest one that does not
-(the knobs of the combination back to exact, last knob first), so the tuner never measures it.
+(`failed.<target>`, a `--keep-going` build) is left out, and so is a variant the build's
+check found broken (`accuracy.broken`: far from exact on the example inputs, measured on the
+CPU; left out for every target). A value that failed with every other knob exact is dropped
+from its knob; a failing combination of values is `unbuilt`, and `Encoding.decode` moves a
+configuration that would select it to the nearest one that does not (the knobs of the
+combination back to exact, last knob first), so the tuner never measures it.
 """
 
 from __future__ import annotations
@@ -209,8 +211,8 @@ def _ml_exact(module: ModuleOp) -> dict[str, int]:
 
 def ml_knob_space(manifest: str | Path, target: str) -> KnobSpace:
     """The knobs of an ML build (`approxcc model.py -o OUT`; `OUT/manifest.json`) as built
-    for `target`: values that did not compile for it alone are dropped, combinations that
-    did not compile are `unbuilt` (see the module docstring)."""
+    for `target`: values that did not compile for it, or are broken, alone are dropped,
+    such combinations are `unbuilt` (see the module docstring)."""
     data = json.loads(Path(manifest).read_text())
     if target not in data["targets"]:
         raise CompileError(f"{manifest}: not built for target {target} "
@@ -223,6 +225,12 @@ def ml_knob_space(manifest: str | Path, target: str) -> KnobSpace:
         if any(v["id"] in failed and v["choice"] == exact for v in fn["variants"]):
             raise CompileError(f"{manifest}: the exact variant of '{fn['loc']}' did not "
                                f"compile for {target}: nothing to tune")
+        broken = {v["id"] for v in fn["variants"] if v.get("accuracy", {}).get("broken")}
+        if any(v["id"] in broken and v["choice"] == exact for v in fn["variants"]):
+            raise CompileError(f"{manifest}: the exact variant of '{fn['loc']}' is far from "
+                               "the exact function on the example inputs (the build's "
+                               "warning): nothing to tune against")
+        failed |= broken
         choices = [tuple((k["name"], v["choice"][k["name"]]) for k in fn["knobs"]
                          if v["choice"][k["name"]] != k["exact"])
                    for v in fn["variants"] if v["id"] in failed]
