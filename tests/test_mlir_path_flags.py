@@ -230,6 +230,9 @@ def test_debug_info_maps_an_annotated_function_to_its_lines(tmp_path: Path):
     assert (name, Path(path), int(line) in SCALE_LINES) == ("scale", tmp_path / "k.c", True)
     approxcc_ok("-O2", "k.c", "-o", "nodebug", cwd=tmp_path)
     assert line_rows(tmp_path / "nodebug", "scale") == []
+    # unoptimised, every statement has its line: the declaration, the loop, its body, return
+    approxcc_ok("-g", "-O0", "k.c", "-o", "O0", cwd=tmp_path)
+    assert {n for _, n in line_rows(tmp_path / "O0", "scale") if n} == {4, 5, 7, 8, 9}
 
 
 def test_the_dwarf_version_asked_for_is_the_mlir_objects_too(tmp_path: Path):

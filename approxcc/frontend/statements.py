@@ -135,7 +135,8 @@ class StatementEmitter:
         if top and RETURN not in self.flags and kids and \
                 kids[-1].kind == CursorKind.RETURN_STMT:  # the function's only return
             self.sequence(kids[:-1])
-            self.return_statement(kids[-1])
+            with self.b.located(debug_location(kids[-1])):
+                self.return_statement(kids[-1])
         elif not top and any(map(declares_vla, kids)):  # the block frees its VLAs
             stack = self.b.insert(llvm.StackSaveOp())
             self.sequence(kids)
