@@ -160,3 +160,33 @@ int main(void) {
   return 0;
 }
 """, tmp_path, "-O2", *flags)
+
+
+def test_a_local_table_is_copied_from_a_constant(tmp_path: Path):
+    """A local aggregate of many constant parts (Csmith's tables) is one copy from a constant
+    global, not a store per element; partly initialised, with addresses and strings, and
+    fresh on every entry to its block."""
+    output = assert_same_as_cc_through_mlir(r"""#include <stdio.h>
+struct s { char c; double d; const char *name; int *p; };
+int g = 7;
+int sum(int round) {
+  int t[3][4] = {{1, 2, 3, 4}, {5, 6}, {9, 10, 11, 12}};
+  struct s rows[4] = {{'a', 1.5, "one", &g}, {'b', 2.5, "two", 0}, {'c', 3.5}};
+  int s = 0;
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 4; j++) {
+      s += t[i][j];
+      t[i][j] = round;  /* the next call starts from the table again */
+    }
+  return s + rows[0].c + (int)rows[2].d + *rows[0].p + rows[1].name[1] + (rows[3].p == 0);
+}
+int main(void) {
+  printf("%d %d\n", sum(100), sum(200));
+  return 0;
+}
+""", tmp_path)
+    assert output == "290 290\n"
+    mlir = (tmp_path / "p.approx.mlir").read_text()
+    assert 'llvm.mlir.global internal constant @".init.0"(dense<[[1, 2, 3, 4], [5, 6, 0, 0], ' \
+        '[9, 10, 11, 12]]> : tensor<3x4xi32>)' in mlir
+    assert mlir.count('llvm.call_intrinsic "llvm.memcpy.p0.p0.i64"') == 2

@@ -3,9 +3,10 @@ generic form, upstream `mlir-opt` reads them as its own."""
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import FunctionType, SymbolRefAttr
+from xdsl.dialects import arith, llvm
+from xdsl.dialects.builtin import FunctionType, SymbolRefAttr, i1, i64
 from xdsl.dialects.llvm import LLVMPointerType
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     AnyAttr,
     IRDLOperation,
@@ -77,3 +78,15 @@ class VaArgOp(IRDLOperation):
 
 # Every op of this module, for contexts that read the frontend's output back (`approxcc opt`).
 FRONTEND_OPS = (FuncConstantOp, VaStartOp, VaEndOp, VaCopyOp, VaArgOp)
+
+
+def memcpy_ops(dst: SSAValue, src: SSAValue, type: Attribute) -> list[Operation]:
+    """`llvm.memcpy(dst, src, sizeof(type))`; sizeof is `&((type *)src)[1] - src`, which
+    LLVM folds with the target's data layout."""
+    one_past = llvm.GEPOp(src, [1], type)
+    start, end = llvm.PtrToIntOp(src, i64), llvm.PtrToIntOp(one_past.result, i64)
+    size = arith.SubiOp(end.output, start.output)
+    volatile = arith.ConstantOp.from_int_and_width(0, i1)
+    call = llvm.CallIntrinsicOp("llvm.memcpy.p0.p0.i64",
+                                [dst, src, size.result, volatile.result], [])
+    return [one_past, start, end, size, volatile, call]

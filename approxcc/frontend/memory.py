@@ -29,6 +29,7 @@ from approxcc.frontend import c_types, initializers
 from approxcc.frontend.builder import non_negative
 from approxcc.frontend.c_types import LLVM_PTR, Arith, UnsupportedType
 from approxcc.frontend.cursors import initializer, string_units, unparen, unsupported
+from approxcc.frontend.llvm_ops import memcpy_ops
 
 # Declarations in a function that generate no code: types, and functions declared there.
 _NO_CODE = (CursorKind.STRUCT_DECL, CursorKind.UNION_DECL, CursorKind.ENUM_DECL,
@@ -42,6 +43,10 @@ def declares_vla(statement: Cursor) -> bool:
     return statement.kind == CursorKind.DECL_STMT and any(
         d.kind == CursorKind.VAR_DECL and c_types.constant_count(d.type) is None
         for d in statement.get_children())
+
+
+# A local aggregate initialised by more parts than this is copied from a constant global
+_STORES_AT_MOST = 8
 
 
 @dataclass(frozen=True)
@@ -333,8 +338,16 @@ class MemoryEmitter:
             self.initialise(self.local(d), init)
 
     def initialise(self, lv: LValue, init: Cursor) -> None:
-        """`= expr`, `= "text"` or `= {…}` (initializers.py): what is not written is zero."""
+        """`= expr`, `= "text"` or `= {…}` (initializers.py): what is not written is zero. An
+        aggregate of many constant parts is copied from a constant global (a store each
+        would make thousands of ops of one table)."""
         parts = initializers.parts(lv.ctype, init)
+        if len(parts) > _STORES_AT_MOST and not lv.bits and \
+                (table := self.unit.constant_copy(lv.ctype, init)) is not None:
+            source = self.b.insert(llvm.AddressOfOp(table, LLVM_PTR))
+            for op in memcpy_ops(self.address(lv), source, c_types.element_type(lv.ctype)):
+                self.b.insert(op)
+            return
         if len(parts) != 1 or parts[0].path:
             self.zero(lv)
         for part in parts:

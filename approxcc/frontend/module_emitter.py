@@ -131,6 +131,7 @@ class ModuleEmitter:
         self.callees: dict[str, tuple[Cursor, Operation]] = {}  # spelling → its declaration
         self.emitted: dict[str, Cursor] = {}        # definitions in the module, by spelling
         self.fallbacks: list[Cursor] = []           # definitions left to the remainder
+        self.initial_values: list[str] = []  # constant_copy's globals
         self.copies: set[str] = set()  # the main file's internal callees copied (private)
         self.globals: dict[Cursor, str] = {}        # canonical variable → symbol
         self.global_ops: dict[str, llvm.GlobalOp] = {}
@@ -351,6 +352,21 @@ class ModuleEmitter:
             self.remainder_defines = True  # the remainder defines it as written
             return global_vars.declaration_op(symbol, mlir_type, constant)
         return global_vars.global_op(symbol, mlir_type, value, linkage, constant)
+
+    def constant_copy(self, t, init: Cursor) -> str | None:
+        """An internal constant global holding what the initialiser `init` gives an object of
+        type `t`, for a local aggregate initialised by copying it (as clang does); None when
+        a part is not a constant."""
+        evaluator = global_vars.ConstantEvaluator(self.global_symbol, self.string_global)
+        try:
+            value = evaluator.evaluate(t, init)
+        except global_vars.Unevaluated:
+            return None
+        symbol = f".init.{len(self.initial_values)}"
+        self.initial_values.append(symbol)
+        self.module.body.block.add_op(global_vars.global_op(
+            symbol, c_types.element_type(t), value, "internal", constant=True))
+        return symbol
 
     @staticmethod
     def declared_type(t):

@@ -29,7 +29,6 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     UnrealizedConversionCastOp,
-    i1,
     i64,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
@@ -37,6 +36,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable
 
 from approxcc.dialect import KnobOp
+from approxcc.frontend.llvm_ops import memcpy_ops
 
 _PTR = llvm.LLVMPointerType()
 # Ops whose pointer-like result addresses the same object as their pointer-like operands.
@@ -215,7 +215,7 @@ class Checkpoint:
                 self._restore.append((shadow.memref, obj))
                 continue
             shadow_ptr = self._shadow(obj, n)
-            Rewriter.insert_op(_memcpy(shadow_ptr, obj, _object_type(obj)), before)
+            Rewriter.insert_op(memcpy_ops(shadow_ptr, obj, _object_type(obj)), before)
             self._restore.append((shadow_ptr, obj))
 
     def _shadow(self, obj: SSAValue, n: int) -> SSAValue:
@@ -244,21 +244,9 @@ class Checkpoint:
         ops: list[Operation] = []
         for saved, obj in self._restore:
             if not isinstance(obj.type, MemRefType):
-                ops += _memcpy(obj, saved, _object_type(obj))
+                ops += memcpy_ops(obj, saved, _object_type(obj))
             elif obj.type.get_shape():
                 ops.append(memref.CopyOp(saved, obj))
             else:
                 ops.append(memref.StoreOp.get(saved, obj, []))
         return ops
-
-
-def _memcpy(dst: SSAValue, src: SSAValue, type: Attribute) -> list[Operation]:
-    """`llvm.memcpy(dst, src, sizeof(type))`; sizeof is `&((type *)src)[1] - src`, which
-    LLVM folds with the target's data layout."""
-    one_past = llvm.GEPOp(src, [1], type)
-    start, end = llvm.PtrToIntOp(src, i64), llvm.PtrToIntOp(one_past.result, i64)
-    size = arith.SubiOp(end.output, start.output)
-    volatile = arith.ConstantOp.from_int_and_width(0, i1)
-    call = llvm.CallIntrinsicOp("llvm.memcpy.p0.p0.i64",
-                                [dst, src, size.result, volatile.result], [])
-    return [one_past, start, end, size, volatile, call]
