@@ -79,3 +79,24 @@ int main(void) {
 
 def test_global_induction_variable_changed_by_a_call_or_a_pointer(tmp_path: Path):
     assert assert_same_as_cc_through_mlir(ESCAPED_INDUCTION, tmp_path) == "4 3 12\n"
+
+
+# Csmith seed 1057 (bench/csmith.py --small, mode `annotated`): a memoized function that
+# returns its parameter; approx-finalize replaced the knob's result by the body's block
+# argument, not by the knob's operand (mlir-opt: "use of undeclared SSA value name").
+RETURNS_ITS_PARAMETER = """#include <stdio.h>
+#include <stdint.h>
+#pragma approx memoize knob(k) values(1:4)
+static uint32_t f(uint32_t p, int8_t *q, int8_t **const r, int32_t s) {
+  return p;
+}
+int main(void) {
+  int8_t a = 1, *pa = &a;
+  printf("%u %u\\n", f(5, &a, &pa, 3), f(7, &a, &pa, 3));
+  return 0;
+}
+"""
+
+
+def test_memoized_function_returning_its_parameter(tmp_path: Path):
+    assert assert_same_as_cc_by_default(RETURNS_ITS_PARAMETER, tmp_path) == "5 7\n"

@@ -7,6 +7,7 @@ from typing import cast
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import BlockArgument
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -27,7 +28,9 @@ class InlineKnob(RewritePattern):
     def match_and_rewrite(self, knob: KnobOp, rewriter: PatternRewriter, /) -> None:
         block = knob.body.block
         terminator = cast(YieldOp, block.last_op)  # verify_knobs checked the terminator
-        yielded = list(terminator.arguments)
+        # a yielded block argument is the knob's operand once the block is inlined
+        yielded = [knob.args[v.index] if isinstance(v, BlockArgument) and v.block is block
+                   else v for v in terminator.arguments]
         rewriter.erase(terminator)
         rewriter.inline_block(block, InsertPoint.before(knob), knob.args)
         rewriter.replace(knob, [], yielded)

@@ -37,3 +37,17 @@ func.func @nested(%n: index, %x: f32) {
   }) : (index, f32) -> ()
   func.return
 }
+
+// -----
+
+// A body that yields its own block argument: the knob's result is the operand.
+// CHECK:       func.func @identity(%[[P:.*]]: i32) -> i32 {
+// CHECK-NOT:     approx.
+// CHECK-NEXT:    func.return %[[P]] : i32
+func.func @identity(%p: i32) -> i32 {
+  %r = "approx.knob"(%p) <{id = 0 : i64, name = "memo", transform_types = ["memoize"], params = {}}> ({
+  ^bb0(%a: i32):
+    "approx.yield"(%a) : (i32) -> ()
+  }) : (i32) -> i32
+  func.return %r : i32
+}
