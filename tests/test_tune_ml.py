@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import Result, run_approxcc
+from conftest import run_approxcc
 
 from approxcc.tune.qos import accuracy_arrays, array_metric, metric, rel_l2_arrays
 
@@ -19,18 +19,13 @@ BUDGETS = (0.01, 0.05)
 TOML = (EXAMPLE / "approx.toml").read_text()
 
 
-@pytest.fixture(scope="module")
-def tuned(tmp_path_factory: pytest.TempPathFactory) -> tuple[Result, Path]:
-    """The example tuned end to end: a real build, real runs, a short search."""
-    out = tmp_path_factory.mktemp("tuned")
+def test_a_jax_program_is_tuned_like_a_c_program(tmp_path: Path) -> None:
+    """The example tuned end to end: a real build, real runs, a short search (one test: its
+    minute of build and tuning is paid once, however pytest-xdist spreads the tests)."""
+    out = tmp_path / "tuned"
     done = run_approxcc(["tune", EXAMPLE, "--qos-budget", "1%,5%", "--time-limit", "10s",
                          "--confirm-repeats", "3", "--confirm-candidates", "1",
                          "--out", out])
-    return done, out
-
-
-def test_a_jax_program_is_tuned_like_a_c_program(tuned: tuple[Result, Path]) -> None:
-    done, out = tuned
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     assert (out / "pareto.png").stat().st_size > 10_000
@@ -52,25 +47,20 @@ def test_a_jax_program_is_tuned_like_a_c_program(tuned: tuple[Result, Path]) -> 
         assert set(config["reference"]) == {"exact build", "jax.jit"}
         assert set(config["knobs"]) <= {"precision", "weights", "depth"}
 
+    # the generator's inputs, held out from the tuning ones
+    inputs = out / "work" / "build" / "inputs"
+    assert len(list((inputs / "tune").iterdir())) == 4
+    assert len(list((inputs / "eval").iterdir())) == 12
 
-def test_a_pick_runs_in_the_ml_runtime(tuned: tuple[Result, Path]) -> None:
-    """The configuration file a budget gets is what `load(build, config=...)` takes."""
+    # a budget's configuration file is what `load(build, config=...)` takes
     from approxcc.ml.runtime import load
 
-    _, out = tuned
     build = out / "work" / "build" / "model"
-    x = np.load(next((out / "work" / "build" / "inputs" / "eval").iterdir()))["arr_0"]
+    x = np.load(next((inputs / "eval").iterdir()))["arr_0"]
     exact = load(build).classify(x)
     picked = load(build, config=out / "5pct.json").classify(x)
     assert picked.shape == exact.shape == (8, 16) and np.all(np.isfinite(picked))
     assert rel_l2_arrays(exact, picked) < 0.2
-
-
-def test_the_eval_inputs_are_held_out(tuned: tuple[Result, Path]) -> None:
-    _, out = tuned
-    inputs = out / "work" / "build" / "inputs"
-    assert len(list((inputs / "tune").iterdir())) == 4
-    assert len(list((inputs / "eval").iterdir())) == 12
 
 
 def project(tmp_path: Path, toml: str = TOML, model: str | None = None) -> Path:
@@ -128,14 +118,19 @@ def test_tuning_inputs_equal_to_held_out_ones_are_an_error(tmp_path: Path) -> No
 
 
 def test_an_exception_in_the_generator_is_at_its_line(tmp_path: Path) -> None:
+    """Raised when the tuner asks for the held-out inputs (the module's import asked for
+    the tuning ones only), before the build."""
     model = (EXAMPLE / "model.py").read_text()
-    model = model.replace('    rng = np.random.default_rng(seed)\n',
-                          '    rng = np.random.default_rng(seed)\n    1 / 0\n')
+    split_line = '    seed, count = {"tune": (1, 4), "eval": (2, 12)}[split]\n'
+    assert split_line in model
+    model = model.replace(split_line, split_line + '    if split == "eval":\n'
+                          '        raise ValueError("no held-out data")\n')
     folder = project(tmp_path, model=model)
     done = run_approxcc(["tune", folder, "--qos-budget", "1%"], cwd=folder)
-    line = model.splitlines().index("    1 / 0") + 1
+    line = model.splitlines().index('        raise ValueError("no held-out data")') + 1
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
-    assert f"model.py:{line}:5: error: ZeroDivisionError: division by zero" in done.stderr
+    assert f"model.py:{line}:9: error: ValueError: no held-out data" in done.stderr, \
+        done.stderr
 
 
 def test_numeric_metrics() -> None:

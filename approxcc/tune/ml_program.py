@@ -204,9 +204,13 @@ class JaxProgram(Application):
 
     @contextlib.contextmanager
     def _user_error(self, what: str, where: SourceLocation) -> Iterator[None]:
-        """An exception (not a diagnostic at the model's line) is an error at `where`."""
+        """An exception raised in the model is an error at its line there, another one an
+        error at `where` (approx.toml's key)."""
+        from approxcc.ml.program import user_errors
+
         try:
-            yield
+            with user_errors(self.source):
+                yield
         except CompileError:
             raise
         except Exception as err:  # noqa: BLE001 - the user's code
@@ -357,8 +361,9 @@ class _Session:
         self.source = program.sources[0]
         self.module = self._import()
         entry = getattr(self.module, program.entry, None)
-        decorated = {name: obj for name, obj in vars(self.module).items()
-                     if isinstance(getattr(obj, "__approx__", None), ApproxFunction)}
+        decorated = {name: obj for name, obj in vars(self.module).items()   # as the build
+                     if isinstance(afn := getattr(obj, "__approx__", None), ApproxFunction)
+                     and afn.fn.__module__ == self.module.__name__}
         if not callable(entry):
             have = f" (its decorated functions: {', '.join(decorated)})" if decorated else ""
             raise CompileError(f"'{program.entry}' is not a function of "

@@ -14,6 +14,10 @@ Two layers:
   list); the result is the mean of the per-item losses over the inputs. A user-defined
   ``"module:function"`` metric receives the two lists as they are and returns the loss itself.
 
+A JAX program's outputs are arrays, not text: ``array_metric(name)`` scores them (``relL2``/``l2``,
+``accuracy``, ``exact`` per input in ``ARRAY_LOSSES``, or a user's ``module:function`` given the
+arrays); for text ``relL2`` is ``l2``, which is relative already.
+
 Garbage tolerance: a tuner runs broken approximations on purpose, so an approximate output that
 cannot be parsed (no or too few numbers for ``l2``, an empty ranking, an empty answer, or an item
 that is not a string at all, such as ``None`` for a run that crashed) costs loss 1.0 and never
