@@ -181,7 +181,9 @@ class JaxProgram(Application):
                 with session.user_code(), self._user_error(
                         f"the exact program on input '{_label(path)}'",
                         location(self.program, key)):
-                    session.built(None, args).call()
+                    exact = session.built(None, args)
+                    exact.prepare()
+                    exact.call()
                 if split == "eval":
                     continue
                 sides = [session.built(None, args)]
