@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from conftest import run_approxcc
 
-from approxcc.ml.accuracy import NUMERIC_REL_L2, STRUCTURAL_REL_L2, Figures, compare
+from approxcc.ml.accuracy import NUMERIC_REL_L2, STRUCTURAL_REL_L2, Figures, compare, measure
 from approxcc.ml.iree import NO_HOISTING
 from approxcc.ml.runtime import load
 from approxcc.tune.space import Encoding, ml_knob_space
@@ -252,3 +252,10 @@ def test_compare() -> None:
     shape = compare([np.zeros(2)], [np.zeros(3)])
     assert shape.broken(1e9) and "shape [3], exact [2]" in (shape.error or "")
     assert Figures.from_json(near.to_json(1.0)) == near
+
+    def fails() -> None:
+        raise RuntimeError("INTERNAL; something IREE says\nmore")
+
+    failed = measure(fails, exact)
+    assert failed.broken(1e9) and failed.error == \
+        "it failed on the example inputs: INTERNAL; something IREE says"
