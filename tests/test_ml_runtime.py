@@ -213,3 +213,35 @@ def test_an_input_of_symbolic_length_builds_once_for_every_length(tmp_path: Path
     for wrong in (np.zeros((2, 3), np.int8), np.zeros(41, np.int8)):
         with pytest.raises(ValueError, match=r"input 1 has shape .* \(1 <= live <= 40\)"):
             prog.step(x, wrong, cache)
+
+
+ENCODER = '''
+import jax.numpy as jnp
+import numpy as np
+from approxcc import approx
+
+W = np.random.default_rng(0).standard_normal((2048, 512)).astype(np.float32)
+
+
+@approx.knob("encoder_precision", transform="precision", values=["f32"])
+def encode(w, ids):
+    return jnp.tanh(w[ids])
+
+
+APPROX_EXAMPLE_ARGS = {"encode": (W, np.arange(16, dtype=np.int32))}
+'''
+
+
+def test_outputs_are_not_overwritten_by_the_next_call(tmp_path: Path) -> None:
+    """A slice of one call's output keeps its values through later calls, though IREE
+    reuses the output's buffer once the call's whole array is gone."""
+    from approxcc.ml.runtime import load
+
+    (tmp_path / "model.py").write_text(ENCODER)
+    encode = load(build_model(tmp_path / "model.py", tmp_path / "out", ["cpu"]).path,
+                  device="local-sync").encode
+    for t in range(5):
+        kept = encode(np.arange(16, dtype=np.int32) + t)[:5]  # the slice only
+        want = kept.copy()
+        encode(np.arange(16, dtype=np.int32) * 3 + 100 + t)
+        np.testing.assert_array_equal(kept, want)

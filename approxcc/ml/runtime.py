@@ -209,7 +209,9 @@ class MLFunction:
     def __call__(self, *inputs: Any) -> Any:
         """The outputs, as numpy arrays."""
         outs = self._run(inputs)
-        host = tuple(np.asarray(o) for o in outs)
+        # copies: an array viewing the device buffer (np.asarray) is overwritten by a later
+        # call once IREE reuses that buffer, and a slice of it does not keep it alive
+        host = tuple(np.array(o, copy=True) for o in outs)
         return host if self.entry["output_kind"] == "tuple" else host[0]
 
     def on_device(self, *inputs: Any) -> Any:
