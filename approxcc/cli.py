@@ -329,9 +329,9 @@ def tune_cmd(target: str, budgets: str, time_limit: str, parallel: int, cluster:
     def body() -> int:
         from approxcc.system import is_system, load_system
 
-        if is_system(target):  # a compound system: QoS is its answers' accuracy
+        if is_system(target):  # a compound system: QoS is its answers' score (system.toml)
             system = load_system(target)
-            app, root, qos = system, system.project.root, "accuracy"
+            app, root, qos = system, system.project.root, system.project.metric
         else:   # a C/C++ or a JAX program's approx.toml
             program = load_application(target)
             app, root, qos = program, program.program.root, program.program.metric

@@ -70,7 +70,12 @@ def format_result(result: dict[str, Any]) -> str:
         f"exact accuracy       {result['exact_accuracy']:.1%}",
         f"accuracy             {result['accuracy']:.1%}",
         f"loss                 {result['loss']:.1%}",
-        f"seconds per question {result['seconds_per_question']:.3f} "
-        f"(exact {result['exact_seconds_per_question']:.3f})",
+        f"time per question    {_duration(result['seconds_per_question'])} "
+        f"(exact {_duration(result['exact_seconds_per_question'])})",
         f"speedup              {result['speedup']:.2f}x",
     ])
+
+
+def _duration(seconds: float) -> str:
+    """Three significant digits, in ms under a second (a fast system's 0.2 ms is not 0.000)."""
+    return f"{seconds:.3g} s" if seconds >= 1 else f"{seconds * 1000:.3g} ms"
