@@ -259,3 +259,34 @@ def test_compare() -> None:
     failed = measure(fails, exact)
     assert failed.broken(1e9) and failed.error == \
         "it failed on the example inputs: INTERNAL; something IREE says"
+
+
+CONV_INT4 = '''import jax
+import numpy as np
+from jax.example_libraries import stax
+from approxcc import approx
+
+init, apply = stax.serial(stax.Conv(8, (3, 3)), stax.Relu, stax.Flatten, stax.Dense(10))
+_, PARAMS = init(jax.random.PRNGKey(0), (2, 8, 8, 3))
+
+
+@approx.knob("weights", transform="quantize", values=["none", "int4"])
+def net(params, x):
+    return apply(params, x)
+
+
+APPROX_EXAMPLE_ARGS = {"net": (PARAMS, np.random.default_rng(0).standard_normal(
+    (2, 8, 8, 3)).astype(np.float32))}
+'''
+
+
+def test_int4_weights_of_a_convolution(tmp_path: Path) -> None:
+    """A convolution's kernel has no single contraction axis: int4 quantizes it plainly (an
+    internal error before), and the variant stays close to exact."""
+    (tmp_path / "model.py").write_text(CONV_INT4)
+    done = run_approxcc(["model.py", "-o", "out"], cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    variants = json.loads((tmp_path / "out" / "manifest.json").read_text())[
+        "functions"]["net"]["variants"]
+    assert len(variants) == 2 and all(not v["accuracy"]["broken"] for v in variants)
+    assert max(v["accuracy"]["relL2"] for v in variants) < 0.2

@@ -227,8 +227,10 @@ def _numerics(fn: Callable[..., Any], weights: Any, inputs: Sequence[Any], compu
         is_float = _is_float(a)
         wbits = leaf_bits(a) if w8a8 else bits
         dtype = compute if compute is not None and is_float else a.dtype
-        fmt = tiled and (f"int4-g{a.shape[axis]}" if tiled == "int4" else tiled)
-        if fmt and is_float and axis is not None and a.ndim - layer_axis == 2 \
+        # a weight no contraction reads along one axis (a convolution's kernel) has none
+        fmt = tiled and axis is not None and \
+            (f"int4-g{a.shape[axis]}" if tiled == "int4" else tiled)
+        if fmt and is_float and a.ndim - layer_axis == 2 \
                 and packable(a.shape, fmt, axis == -2):
             parts = _converted(leaf, ("tiles", fmt, axis),
                                lambda a=a, fmt=fmt, axis=axis: _tiles(a, fmt, axis == -2))
