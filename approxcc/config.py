@@ -5,9 +5,10 @@ Errors name the knob and point at its key inside the JSON file, so the user can 
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +24,15 @@ class KnobSetting:
     value: int | None = None
     thresholds: tuple[int | float, ...] | None = None
     decisions: tuple[int, ...] | None = None
+
+
+def decide(thresholds: Sequence[int | float], decisions: Sequence[int],
+           state: int | float) -> int:
+    """The knob value a decision tree picks at `state`: `decisions[i]`, i the number of
+    thresholds at or below the state (thresholds strictly increasing), as the C runtime's
+    lowered `approx.decision_tree` does; the ML runtime and the systems' Python knobs use
+    this one evaluator."""
+    return decisions[bisect.bisect_right(thresholds, state)]
 
 
 @dataclass(frozen=True)

@@ -77,7 +77,7 @@ def test_stages_are_cached_by_their_knobs(system) -> None:
 
     system.answer(q, None)
     retrievals, generations = entries("retrieval"), entries("llm")
-    system.answer(q, {"llm_answer": {"value": 4}})        # only an LLM knob changed
+    system.answer(q, {"llm_answer": {"value": 6}})        # only an LLM knob changed
     assert (entries("retrieval"), entries("llm")) == (retrievals, generations + 1)
     system.answer(q, {"doc_stride": {"value": 8}})        # only a retrieval knob changed
     assert entries("retrieval") == retrievals + 1
@@ -113,11 +113,11 @@ def test_confirmation_and_eval_time_both_sides_now(system, tmp_path: Path,
         return search(*args)
 
     monkeypatch.setattr(system.pipeline, "search", loaded)
-    (pair,) = Measurer(system, tmp_path).round([{"llm_answer": {"value": 4}}], inputs, golden)
+    (pair,) = Measurer(system, tmp_path).round([{"llm_answer": {"value": 6}}], inputs, golden)
     assert pair.status == "ok", pair.reason
     assert pair.exact_time >= len(questions) * slow
     assert pair.time >= len(questions) * slow
-    config = config_file(tmp_path, {"llm_answer": {"value": 6}})
+    config = config_file(tmp_path, {"llm_answer": {"value": 4}})
     result = evaluate(system, config, TINY / "eval.jsonl", limit=2)
     assert result["exact_seconds_per_question"] >= slow
     assert result["seconds_per_question"] >= slow
@@ -258,3 +258,60 @@ def test_qos_metric_named_in_system_toml(tmp_path: Path) -> None:
             project(metric)
         assert err.value.diagnostic.render(show_source=False).startswith(
             f"{tmp_path / 'system.toml'}:9:1: error: {message}"), metric
+
+
+def test_python_knobs_are_checked_against_the_registry(tmp_path: Path) -> None:
+    """A pipeline's knob goes through the registry as an annotation does: a wrong transform
+    or value is an error at system.toml's pipeline line."""
+    from approxcc.system import knob
+
+    assert knob("depth", "loop_perforate", (2, 4)).values == (1, 2, 4)  # exact kept
+    for args, message in [(("d", "loop_perforate", (0, 2)), "value 0: must be an integer"),
+                          (("d", "taskskip", (0, 1)), "unknown transform 'taskskip'")]:
+        with pytest.raises(ValueError, match=message):
+            knob(*args)
+    (tmp_path / "q.jsonl").write_text('{"question": "q?", "answer": ["yes"]}\n')
+    (tmp_path / "e.jsonl").write_text('{"question": "e?", "answer": ["no"]}\n')
+    (tmp_path / "a.c").write_text("int f(void) { return 0; }\n")
+    (tmp_path / "p.py").write_text(
+        "from approxcc.system.pipeline import Pipeline\nfrom approxcc.tune.space import Knob\n"
+        "class P(Pipeline):\n    knobs = (Knob('n', 'task_skipping', (10, 6), 10),)\n"
+        "    def attach(self, library): pass\n"
+        "    def answer(self, question, library, knobs, stages): return ''\n")
+    (tmp_path / "system.toml").write_text(
+        '[system]\nname = "x"\nsources = ["a.c"]\npipeline = "p.py:P"\n[questions]\n'
+        'tune = "q.jsonl"\neval = "e.jsonl"\n')
+    with pytest.raises(CompileError) as err:
+        load_system(str(tmp_path))
+    assert err.value.diagnostic.render(show_source=False) == (
+        f"{tmp_path / 'system.toml'}:4:1: error: knob 'n': the exact value of "
+        "'task_skipping' is 0, not 10")
+
+
+def test_one_decision_evaluator_for_c_ml_and_systems(tmp_path: Path) -> None:
+    """approxcc.config.decide (the ML runtime's and the systems' decision trees) picks what
+    a C program's lowered decision tree picks, state by state, thresholds included."""
+    from conftest import approxcc_ok, output_of
+
+    from approxcc.config import decide
+    from approxcc.system.pipeline import decide as decide_entry
+
+    (tmp_path / "d.c").write_text("""#include <stdio.h>
+static int count(int s) {
+  int n = 0;
+  #pragma approx loop_perforate knob(k) values(1, 2, 4) state(s) thresholds(2) range(0:100)
+  for (int i = 0; i < 12; i++) n++;
+  return n;
+}
+int main(void) {
+  for (int s = -5; s <= 105; s++) printf("%d %d\\n", s, count(s));
+  return 0;
+}
+""")
+    tree = {"thresholds": [10, 50], "decisions": [1, 4, 2]}
+    (tmp_path / "c.json").write_text(json.dumps({"knobs": {"k": tree}}))
+    approxcc_ok("d.c", "-fapprox-config=c.json", "-o", "d", cwd=tmp_path)
+    for line in output_of(tmp_path / "d").splitlines():
+        state, iterations = map(int, line.split())
+        v = decide(tree["thresholds"], tree["decisions"], state)
+        assert iterations == -(-12 // v) and decide_entry(tree, state) == v, line

@@ -27,7 +27,6 @@ from one call to the next stays on the device (`np.asarray(x)` brings one to the
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +35,7 @@ from typing import Any
 import iree.runtime as ireert
 import numpy as np
 
-from approxcc.config import KnobSetting
+from approxcc.config import KnobSetting, decide
 from approxcc.diagnostics import CompileError
 from approxcc.ml import approx
 from approxcc.ml.build import MANIFEST_VERSION, PARAMETER_SCOPE, Manifest, checked_config
@@ -299,7 +298,7 @@ class MLFunction:
             return setting.value
         assert setting.thresholds is not None and setting.decisions is not None
         assert state is not None
-        return setting.decisions[bisect.bisect_right(self._bounds[knob["name"]], state)]
+        return decide(self._bounds[knob["name"]], setting.decisions, state)
 
 
 def _label(knob: Mapping[str, Any], value: int | None) -> Any:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from approxcc.diagnostics import CompileError
+from approxcc.system.knobs import check as check_knob
 from approxcc.system.library import TunableLibrary, build_library, c_knob_space, clang_args
 from approxcc.system.pipeline import Stages, load_pipeline
 from approxcc.system.project import SystemProject, load_project
@@ -49,6 +50,8 @@ class CompoundSystem(Application):
         self.name = project.name
         try:
             self.pipeline = load_pipeline(project.pipeline, project.root)
+            for k in self.pipeline.knobs:  # declared as an annotation is (knobs.py)
+                check_knob(k)
         except ValueError as err:
             raise CompileError(str(err), project.pipeline_loc) from None
         self.questions = {p: load_questions(p) for p in (project.tune_questions,

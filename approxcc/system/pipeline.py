@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from approxcc import config
 from approxcc.tune.space import Knob, KnobConfig
 
 
@@ -83,18 +84,21 @@ def knob_values(knobs: KnobConfig, names: tuple[str, ...]) -> str:
 
 
 def decide(entry: dict[str, Any], state: float) -> int:
-    """The value a knob's configuration entry picks at `state`: a static value, or the
-    decision of the first threshold above the state (the C runtime's semantics)."""
+    """The value a knob's configuration entry picks at `state`: a static value, or its
+    decision tree's (approxcc.config.decide, the C runtime's semantics)."""
     if "value" in entry:
         return int(entry["value"])
-    below = sum(1 for t in entry["thresholds"] if t <= state)
-    return int(entry["decisions"][below])
+    return int(config.decide(entry["thresholds"], entry["decisions"], state))
 
 
 class Pipeline(ABC):
     """A system's Python half."""
 
     knobs: tuple[Knob, ...] = ()      # Python-side knobs, beside the C library's
+
+    def __init__(self, root: Path) -> None:
+        """Constructed with the system's folder (system.toml's)."""
+        self.root = root
 
     @abstractmethod
     def attach(self, library: ctypes.CDLL) -> None:

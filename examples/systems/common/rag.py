@@ -17,7 +17,7 @@ best (`confidence`): with one clear winner the answer only has to be copied from
   llm_vocab   0 = the whole output vocabulary, 1 = the corpus's tokens only.
   llm_layers  drop the last decoder layer of the model (early exit; not in rag_bm25's and
               rag_kb's spaces: `FAST_KNOBS`).
-  llm_answer  the answer's length in tokens at most (exact 10).
+  llm_answer  the answer's last k tokens skipped: at most 10 - k tokens (exact 0).
   llm_example 1 = the prompt's worked example (`EXAMPLE`, a fifth of an approximate
               system's prompt) left out: a shorter prefill, the answer's form untaught.
 `write` (the LLM stage of `answer`, and of a subclass's own prompts) puts the decode knobs'
@@ -35,6 +35,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from approxcc.system import knob
 from approxcc.system.pipeline import Pipeline, Stages, Timed, decide, knob_values
 from approxcc.tune.space import Knob, KnobConfig
 
@@ -70,23 +71,23 @@ def confidence(scores: list[float]) -> float:
 def _confident(name: str, values: tuple[int, ...]) -> Knob:
     transform = {"llm_model": "func_substitute", "llm_quant": "quantize",
                  "llm_prefill": "quantize"}[name]
-    return Knob(name, transform, values, 0, dynamic=True, thresholds=1, range=(0, 100),
+    return knob(name, transform, values, state=True, thresholds=1, range=(0, 100),
                 loc="pipeline.py")
 
 
 class RagPipeline(Pipeline):
     knobs = (
         _confident("llm_model", (0, 1)),
-        Knob("llm_layers", "task_skipping", (0, 1), 0, loc="pipeline.py"),
+        knob("llm_layers", "task_skipping", (0, 1), loc="pipeline.py"),
         _confident("llm_quant", (0, 1, 2, 3)),
         _confident("llm_prefill", (0, 1, 2)),
         # a narrower output head skips most of its rows
-        Knob("llm_vocab", "task_skipping", (0, 1), 0, loc="pipeline.py"),
+        knob("llm_vocab", "func_substitute", (0, 1), loc="pipeline.py"),
         # the answer's last tokens skipped
-        Knob("llm_answer", "task_skipping", (ANSWER_TOKENS, 6, 4), ANSWER_TOKENS,
+        knob("llm_answer", "task_skipping", (0, ANSWER_TOKENS - 6, ANSWER_TOKENS - 4),
              loc="pipeline.py"),
         # the prompt's worked example skipped
-        Knob("llm_example", "task_skipping", (0, 1), 0, loc="pipeline.py"),
+        knob("llm_example", "task_skipping", (0, 1), loc="pipeline.py"),
     )
     retrieval_knobs: tuple[str, ...] = ()     # the C knobs `search` reads (its cache key)
     query_stage = "query"                     # the profile's name for `encode`
@@ -187,7 +188,8 @@ class RagPipeline(Pipeline):
         quant = decide(knobs["llm_quant"], sure) if "llm_quant" in knobs else 0
         prefill = decide(knobs["llm_prefill"], sure) if "llm_prefill" in knobs else 0
         self.decoding = llm.Variant(quant=quant, vocab=decide(knobs["llm_vocab"], 0),
-                                    tokens=decide(knobs["llm_answer"], 0), prefill=prefill,
+                                    tokens=ANSWER_TOKENS - decide(knobs["llm_answer"], 0),
+                                    prefill=prefill,
                                     copy_from=copy_from)
         return stages.run("llm", (prompt, model, layers, self.decoding),
                           lambda: self.generate(prompt, model, layers))

@@ -11,16 +11,17 @@ from pathlib import Path
 
 import numpy as np
 
+from approxcc.system import model_knobs
 from approxcc.system.pipeline import Pipeline, Stages, knob_values
-from approxcc.tune.space import Knob, KnobConfig
+from approxcc.tune.space import KnobConfig
 
 STOP = set("a an the of in on is was who what which when where how many does did to".split())
 FLOATS, INTS = ctypes.POINTER(ctypes.c_float), ctypes.POINTER(ctypes.c_int)
 
 
 class Minimal(Pipeline):
-    # The model's knob as the tuner sees it: model.py's @approx.knob, written out again
-    knobs = (Knob("encoder_layers", "task_skipping", (0, 1, 2, 3), 0, loc="model.py"),)
+    # The model's knob as the tuner sees it: model.py's @approx.knob, read from the file
+    knobs = model_knobs(Path(__file__).with_name("model.py"))
 
     def __init__(self, root: Path):
         self.root = root
