@@ -142,7 +142,7 @@ def test_opt_tune_and_report_have_ices_too(kernel: Path, monkeypatch: pytest.Mon
     monkeypatch.setattr("approxcc.driver.opt.parse_pipeline", boom)
     folder = assert_ice(run_approxcc(["opt", "in.mlir"], cwd=kernel), "KeyError: 'boom'")
     assert (folder / "in.mlir").read_text() == mlir.read_text()
-    monkeypatch.setattr("approxcc.tune.CProgram.load", boom)
+    monkeypatch.setattr("approxcc.tune.load_application", boom)
     assert_ice(run_approxcc(["tune", ".", "--qos-budget", "5%"], cwd=kernel), "KeyError")
     (kernel / "r.db").write_text("")
     monkeypatch.setattr("approxcc.tune.db.ResultsDB", boom)
