@@ -36,6 +36,7 @@ PYTHON_FOLDERS = ("approxcc/", "bench/", "examples/", "tests/", "workloads/")
 ALLOWED: dict[str, str] = {
     "examples/tune/tuned/": "what `approxcc tune examples/tune` writes (configs, results.db); "
                             "the commands in the docs make it, git does not track it",
+    "examples/ml_tune/tuned/": "what `approxcc tune examples/ml_tune` writes, the same way",
 }
 
 pytestmark = pytest.mark.skipif(

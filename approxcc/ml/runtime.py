@@ -210,7 +210,7 @@ class MLFunction:
         outs = self._run(inputs)
         # copies: an array viewing the device buffer (np.asarray) is overwritten by a later
         # call once IREE reuses that buffer, and a slice of it does not keep it alive
-        host = tuple(np.array(o, copy=True) for o in outs)
+        host = tuple(np.asarray(o).copy() for o in outs)
         return host if self.entry["output_kind"] == "tuple" else host[0]
 
     def on_device(self, *inputs: Any) -> Any:
