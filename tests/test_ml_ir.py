@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import run_approxcc
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
@@ -119,7 +120,7 @@ def test_iree_failure_is_one_diagnostic_and_keep_going_records_it(tmp_path: Path
     with pytest.raises(CompileError) as info:
         build_model(model, tmp_path / "out", ["cpu"])
     message = info.value.diagnostic.render(show_source=False)
-    assert message == (f"{model}:9:1: error: variant <alt=solve> of 'affine' for target cpu: "
+    assert message == (f"{model}:9:2: error: variant <alt=solve> of 'affine' for target cpu: "
                        "failed to legalize operation 'stablehlo.custom_call' that was "
                        "explicitly marked illegal")
     with DiagnosticEngine():
@@ -135,6 +136,21 @@ def test_iree_failure_is_one_diagnostic_and_keep_going_records_it(tmp_path: Path
     prog.configure({"approxcc": "1", "knobs": {"alt": {"value": 1}}})
     with pytest.raises(LookupError, match="was not built for target cpu"):
         prog.affine(np.ones((4, 4), np.float32))
+
+
+def test_a_gpu_variant_iree_cannot_compile_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    """For a GPU target a variant IREE rejects is a warning at its knob, the build goes on
+    and succeeds with the variants that compile (no --keep-going needed)."""
+    (tmp_path / "failing.py").write_text(textwrap.dedent(FAILING))
+    done = run_approxcc(["failing.py", "-o", "out", "--target=cuda"], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith(f"{tmp_path / 'failing.py'}:9:2: warning: variant "
+                                  "<alt=solve> of 'affine' for target cuda: failed to "
+                                  "legalize operation 'stablehlo.custom_call'"), done.stderr
+    assert "(not built for cuda; the variants that compile are)" in done.stderr
+    entry = json.loads((tmp_path / "out" / "manifest.json").read_text())["functions"]["affine"]
+    [exact] = [v for v in entry["variants"] if v["choice"] == {"alt": 0}]
+    assert len(entry["failed"]["cuda"]) == 1 and "cuda" in exact["vmfb"]
 
 
 def test_the_tuner_reads_ml_knobs_from_the_ir(emitted: ModuleOp) -> None:

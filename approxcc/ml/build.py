@@ -17,10 +17,12 @@ from the `.npz`): IREE treats an argument as a new value on every call, a global
 constant, so what it derives from a weight alone (a transpose, a packed layout, a widened
 copy) is hoisted into the module initializer and done once, not on every call.
 
-A variant IREE cannot compile for a target is an error `variant <knob=label,...> for target
-T: <IREE's first error line>` at the decorated function; with `keep_going` it is a warning,
-the rest is built, and the manifest lists the variant under `failed` (per target) with no
-vmfb for that target, so neither the runtime nor the tuner can pick it there.
+A variant IREE cannot compile for a target is reported as `variant <knob=label,...> for
+target T: <IREE's first error line>` at the decorator of its first knob off exact: for the
+CPU (the target every build has and checks) an error, a warning with `keep_going`; for a
+GPU target always a warning, the variants that compile being built. The manifest lists it
+under `failed` (per target) with no vmfb for that target, so neither the runtime nor the
+tuner can pick it there.
 
 Every variant the CPU build has then runs on the example inputs and is compared with the
 exact function (`accuracy`): its relL2 and max |err| go into the manifest (`accuracy`); one
@@ -61,7 +63,7 @@ from xdsl.dialects.builtin import (
 )
 
 from approxcc.config import KnobSetting, load_config, parse_config
-from approxcc.diagnostics import CompileError, warn
+from approxcc.diagnostics import CompileError, SourceLocation, warn
 from approxcc.dialect import knobs
 from approxcc.dialect.settings import configured_params
 from approxcc.ml import accuracy, unsigned_int4
@@ -383,12 +385,24 @@ def _collect(functions: dict[str, DecoratedFunction], entries: dict[str, Any],
                     del variant["vmfb"][t]
                     entry["failed"].setdefault(t, []).append(variant["id"])
                     labels = ",".join(f"{k}={v}" for k, v in variant["labels"].items())
-                    errors.append(CompileError(
-                        f"variant <{labels}> of '{name}' for target {t}: {result}",
-                        functions[name].afn.loc))
+                    error = CompileError(f"variant <{labels}> of '{name}' for target {t}: "
+                                         f"{result}", _responsible(functions[name], variant))
+                    if t == CHECK_TARGET:
+                        errors.append(error)
+                    else:  # a GPU's: the others are built (the tuner cannot pick it there)
+                        warn(f"{error.diagnostic.message} (not built for {t}; the variants "
+                             "that compile are)", error.diagnostic.loc)
                 else:
                     variant["compile_s"][t] = round(result, 3)
     return errors
+
+
+def _responsible(fn: DecoratedFunction, variant: Mapping[str, Any]) -> SourceLocation | None:
+    """Where a variant's trouble points: the decorator of its first knob off exact (the
+    function's, for the exact variant)."""
+    exact = exact_choice(fn)
+    off = [k for k in fn.afn.knobs if variant["choice"][k.name] != exact[k.name]]
+    return off[0].loc if off else fn.afn.loc
 
 
 CHECK_TARGET = "cpu"   # the target whose vmfbs the build runs: this machine's
@@ -507,14 +521,11 @@ def _warn_broken(fn: DecoratedFunction, variant: Mapping[str, Any],
                  figures: accuracy.Figures, bound: float) -> None:
     """The warning for a broken variant, at the decorator of its first knob off exact (the
     function, for the exact variant)."""
-    exact = exact_choice(fn)
-    off = [k for k in fn.afn.knobs if variant["choice"][k.name] != exact[k.name]]
     labels = ",".join(f"{k}={v}" for k, v in variant["labels"].items())
     past = f"; past relL2 {bound:g}" if figures.rel_l2 is not None and \
         figures.rel_l2 > bound else ""
     warn(f"variant <{labels}> of '{fn.name}' differs from exact: {figures.describe()} "
-         f"(on the example inputs{past}; the tuner leaves it out)",
-         off[0].loc if off else fn.afn.loc)
+         f"(on the example inputs{past}; the tuner leaves it out)", _responsible(fn, variant))
 
 
 def _matrix_rows(module: ModuleOp) -> int:
