@@ -184,16 +184,20 @@ class CallEmitter:
         for i, (a, lowered) in enumerate(zip(args, low.args, strict=True)):
             values += self.argument(a, lowered, i < len(sig.params))
         results = list(low.result_types)
+        call: Operation
         if pointer is None and not sig.variadic:
-            value = self.b.insert(func.CallOp(symbol, values, results))
+            call = func.CallOp(symbol, values, results)
         else:
             fixed = sig.llvm_type()
-            op = llvm.CallOp(symbol or "indirect", *([pointer] if pointer else []), *values,
-                             return_type=results[0] if results else None,
-                             var_callee_type=fixed if sig.variadic else None)
+            call = llvm.CallOp(symbol or "indirect", *([pointer] if pointer else []), *values,
+                               return_type=results[0] if results else None,
+                               var_callee_type=fixed if sig.variadic else None)
             if pointer is not None:
-                del op.properties["callee"]  # an indirect call: the first operand
-            value = self.b.insert(op)
+                del call.properties["callee"]  # an indirect call: the first operand
+        attrs = low.arg_attrs()
+        if attrs is not None:  # `byval`/`sret` on the call too, as clang marks it: LLVM reads
+            call.attributes["arg_attrs"] = attrs  # them there (without, a copy's stores die)
+        value = self.b.insert(call)
         return self.c_result(low, value, values[0] if low.sret else None)
 
     def c_result(self, low: abi.Lowering, value: SSAValue | None,
