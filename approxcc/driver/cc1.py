@@ -18,11 +18,12 @@ from approxcc.driver.options import DependencyOptions
 from approxcc.driver.program_knobs import KnobRecord
 
 
-def frontend(src: str, clang_args: list[str], out: Path, remainder: Path,
+def frontend(src: str, clang_args: list[str], out: Path | None, remainder: Path,
              knobs_asm: Path | None, includes: Path | None, system_headers: bool,
              all_functions: bool = False,
              debug_info: bool = False) -> tuple[ModuleOp, list[KnobRecord]]:
-    """One translation unit → its approx MLIR (`out`), the remainder the system compiler
+    """One translation unit → its approx MLIR (`out`; None: not printed, the driver hands
+    the module on in memory), the remainder the system compiler
     compiles, and on request the knob record of its object (`knobs_asm`) and the files it
     included (`includes`, one per line, for the dependency file). Only annotated functions
     go through MLIR unless `all_functions`; `debug_info` (-g): the MLIR with the source
@@ -31,7 +32,8 @@ def frontend(src: str, clang_args: list[str], out: Path, remainder: Path,
 
     compiled = compile_unit(src, clang_args, all_functions)
     knobs = program_knobs.module_knobs(compiled.module, src, read_source(src))
-    out.write_text(print_module(compiled.module, debuginfo=debug_info))
+    if out is not None:
+        out.write_text(print_module(compiled.module, debuginfo=debug_info))
     remainder.write_text(compiled.remainder, errors=SOURCE_ERRORS)
     if knobs_asm is not None:
         knobs_asm.write_text(program_knobs.assembly(knobs))

@@ -328,8 +328,12 @@ class Compilation:
         clang_args = self.parse_args + opts.warning_args
         debug_info = opts.debug_info()  # the locations in the .approx.mlir written
 
+        # the passes take the module in memory: its text is printed (seconds on a large
+        # unit) only where it is kept
+        printed = out if opts.emit == "approx" or opts.save_temps else None
+
         def run() -> None:
-            unit.module, unit.knobs = cc1.frontend(src, clang_args, out, remainder,
+            unit.module, unit.knobs = cc1.frontend(src, clang_args, printed, remainder,
                                                    knobs_asm, includes, system_headers,
                                                    all_functions, debug_info)
 
