@@ -315,3 +315,24 @@ int main(void) {
         state, iterations = map(int, line.split())
         v = decide(tree["thresholds"], tree["decisions"], state)
         assert iterations == -(-12 // v) and decide_entry(tree, state) == v, line
+
+
+def test_eval_prepares_what_its_configuration_uses(system, monkeypatch: pytest.MonkeyPatch,
+                                                  tmp_path: Path) -> None:
+    """`approxcc eval` hands the pipeline the exact configuration and the user's, and
+    `used_values` says which values of each knob they pick (a tree: its decisions)."""
+    from approxcc.system.pipeline import used_values
+
+    knobs = system.knob_space().knobs
+    by_name = {k.name: k for k in knobs}
+    tree = {"thresholds": [50], "decisions": [0, 1]}
+    used = used_values(knobs, [{}, {"llm_answer": {"value": 6}, "llm_model": tree}])
+    assert used["llm_answer"] == (0, 6) and used["llm_model"] == (0, 1)
+    assert used["llm_vocab"] == (by_name["llm_vocab"].exact,)
+    assert used_values(knobs, None)["llm_answer"] == by_name["llm_answer"].values
+    seen = []
+    monkeypatch.setattr(system.pipeline, "prepare", lambda configs=None: seen.append(configs)
+                        or 0.0)
+    config = config_file(tmp_path, {"llm_answer": {"value": 6}})
+    system.build(tmp_path / "b", [{}, system.knob_space().checked(config)])
+    assert seen == [[{}, {"llm_answer": {"value": 6}}]]

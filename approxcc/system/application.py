@@ -18,9 +18,11 @@ library: a worker loads the project (pipeline, questions) itself, gets the libra
 
 from __future__ import annotations
 
+import inspect
 import json
 import shutil
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -98,11 +100,11 @@ class CompoundSystem(Application):
             self.space = KnobSpace(tuple(self.pipeline.knobs) + self.library_space().knobs)
         return self.space
 
-    def build(self, workdir: Path) -> None:
-        """The library, loaded here, and the pipeline's model variants: the tuner times
-        runs from now on, so none of them may wait for a compile. The library is compiled
-        once per loaded system (its pipeline and questions are read once too); a later
-        build copies it."""
+    def build(self, workdir: Path, configs: Sequence[KnobConfig] | None = None) -> None:
+        """The library, loaded here, and the pipeline's model variants (those `configs` use,
+        when given and the pipeline's `prepare` takes them): the tuner times runs from now
+        on, so none of them may wait for a compile. The library is compiled once per loaded
+        system (its pipeline and questions are read once too); a later build copies it."""
         output = workdir / f"lib{self.name}.so"
         if self.library is None:
             build_library(self.project.sources, self.args, output)
@@ -112,7 +114,13 @@ class CompoundSystem(Application):
         if self.library is not None:
             self.library.close()
         self._attach(output)
-        self.compile_s = self.pipeline.prepare()
+        self.compile_s = self._prepare(configs)
+
+    def _prepare(self, configs: Sequence[KnobConfig] | None) -> float:
+        if configs is not None and \
+                "configs" in inspect.signature(self.pipeline.prepare).parameters:
+            return self.pipeline.prepare(configs)
+        return self.pipeline.prepare()
 
     def _attach(self, path: Path) -> None:
         self.library = TunableLibrary(path, self.library_space(), self.pipeline.attach)

@@ -53,9 +53,9 @@ def evaluate_system(where: str, config: Path, questions: Path,
 
     system = load_system(where)
     load_questions(questions, limit)             # the user's mistakes first, before building
-    system.knob_space().checked(config)
+    knobs = system.knob_space().checked(config)
     with tempfile.TemporaryDirectory(prefix="approx-eval-") as work:
-        system.build(Path(work))
+        system.build(Path(work), [{}, knobs])    # what the exact system and config use
         try:
             return evaluate(system, config, questions, limit)
         finally:

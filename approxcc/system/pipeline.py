@@ -18,7 +18,7 @@ import importlib.util
 import json
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,6 +83,24 @@ def knob_values(knobs: KnobConfig, names: tuple[str, ...]) -> str:
     return json.dumps({n: knobs.get(n) for n in names}, sort_keys=True)
 
 
+def used_values(knobs: Sequence[Knob], configs: Sequence[KnobConfig] | None
+                ) -> dict[str, tuple[int, ...]]:
+    """The values of each knob that `configs` may pick (a static value, a tree's decisions;
+    a knob a configuration leaves out is exact); every value when `configs` is None."""
+    if configs is None:
+        return {k.name: k.values for k in knobs}
+    used: dict[str, set[int]] = {k.name: set() for k in knobs}
+    for chosen in configs:
+        for k in knobs:
+            entry = chosen.get(k.name)
+            if entry is None:
+                used[k.name].add(k.exact if k.exact is not None else k.values[0])
+            else:
+                used[k.name].update([entry["value"]] if "value" in entry
+                                    else entry["decisions"])
+    return {k.name: tuple(v for v in k.values if v in used[k.name]) for k in knobs}
+
+
 def decide(entry: dict[str, Any], state: float) -> int:
     """The value a knob's configuration entry picks at `state`: a static value, or its
     decision tree's (approxcc.config.decide, the C runtime's semantics)."""
@@ -104,9 +122,12 @@ class Pipeline(ABC):
     def attach(self, library: ctypes.CDLL) -> None:
         """Prepare a freshly loaded copy of the C library (declare signatures, load data)."""
 
-    def prepare(self) -> float:
-        """Build what any configuration may need (model variants) before a run is timed;
-        the seconds spent compiling. Called by whoever is about to time many runs."""
+    def prepare(self, configs: Sequence[KnobConfig] | None = None) -> float:
+        """Build what the configurations about to run need (model variants) before a run is
+        timed; the seconds spent compiling. `configs` None: any configuration of the knobs
+        (a tuning run); else those configurations only (`approxcc eval`: the exact one and
+        the user's; `used_values` says which values of each knob they use). Overriding it
+        without the parameter is fine too: the system then prepares everything."""
         return 0.0
 
     @abstractmethod

@@ -31,12 +31,20 @@ import ctypes
 import importlib.util
 import sys
 from abc import abstractmethod
+from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from approxcc.system import knob
-from approxcc.system.pipeline import Pipeline, Stages, Timed, decide, knob_values
+from approxcc.system.pipeline import (
+    Pipeline,
+    Stages,
+    Timed,
+    decide,
+    knob_values,
+    used_values,
+)
 from approxcc.tune.space import Knob, KnobConfig
 
 TOP_K = 3               # passages retrieved (the exact system puts all of them in)
@@ -131,12 +139,13 @@ class RagPipeline(Pipeline):
         fixed = [INSTRUCTION, CLOSED_BOOK, EXAMPLE, "Passage: ", "Question: ", "Answer:"]
         return fixed + [f"{a.title}: {a.extract}" for a in self.articles]
 
-    def prepare(self) -> float:
-        """Every LLM variant the knobs can ask for, built now (seconds IREE compiled). A
-        subclass whose `generate` is another LLM's has none of these to build."""
+    def prepare(self, configs: Sequence[KnobConfig] | None = None) -> float:
+        """Every LLM variant the knobs can ask for (those `configs` use, when given), built
+        now (seconds IREE compiled). A subclass whose `generate` is another LLM's has none
+        of these to build."""
         if type(self).generate is not RagPipeline.generate:
             return 0.0
-        values = {k.name: k.values for k in self.knobs}
+        values = used_values(self.knobs, configs)
         return self.llm.prepare([llm.Variant(m, k, q, v, prefill=p) for m in values["llm_model"]
                                  for k in values.get("llm_layers", (0,))
                                  for q in values["llm_quant"] for v in values["llm_vocab"]

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import ctypes
 import importlib.util
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from approxcc.tune.space import KnobConfig
 
 HERE = Path(__file__).resolve().parent
 _spec = importlib.util.spec_from_file_location("rag_common", HERE.parent / "common" / "rag.py")
@@ -74,9 +77,9 @@ class RagKb(rag.RagPipeline):
                                        CLUSTERS if docs is None else SMALL_CLUSTERS))
         self.rotation = np.load(rotation).astype(np.float32)
 
-    def prepare(self) -> float:
+    def prepare(self, configs: Sequence[KnobConfig] | None = None) -> float:
         self.warm_encoder()
-        return super().prepare()
+        return super().prepare(configs)
 
     def warm_encoder(self) -> None:
         """The encoder compiled (jit, once per padded length) before any stage is timed: the
