@@ -151,3 +151,12 @@ def test_annotations_in_an_included_file_are_warned_about(tmp_path: Path):
     assert done.stderr.startswith("inc/h.h:3:3: warning: approx annotations in an included "
                                   "file have no effect"), done.stderr
     assert output_of(tmp_path / "m") == "45\n"
+
+
+def test_response_files_with_approxcc_flags(tmp_path: Path):
+    """`@FILE` is read by approxcc's own driver too (a command line with approxcc flags)."""
+    (tmp_path / "a.c").write_text(ANNOTATED)
+    (tmp_path / "c.json").write_text('{"knobs": {"k": {"value": 2}}}')
+    (tmp_path / "args.rsp").write_text("a.c -o a -fapprox-config=c.json\n")
+    approxcc_ok("@args.rsp", cwd=tmp_path)
+    assert output_of(tmp_path / "a") == "140 4\n"  # every second i: 0, 2, 4, 6, 8

@@ -606,8 +606,10 @@ def quote_target(target: str) -> str:
 
 
 def parse_args(argv: list[str]) -> tuple[Options, list[CompileError]]:
-    """The Options of a command line, and every argument error in it (clang reports them
-    all before it stops)."""
-    parser = _Parser(argv)
+    """The Options of a command line (`@FILE` replaced by the arguments it holds, as gcc
+    reads it), and every argument error in it (clang reports them all before it stops)."""
+    from approxcc.driver.passthrough import expand_response_files
+
+    parser = _Parser(expand_response_files(argv))
     opts = parser.parse()
     return opts, parser.errors
