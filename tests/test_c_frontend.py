@@ -190,3 +190,21 @@ int main(void) {
     assert 'llvm.mlir.global internal constant @".init.0"(dense<[[1, 2, 3, 4], [5, 6, 0, 0], ' \
         '[9, 10, 11, 12]]> : tensor<3x4xi32>)' in mlir
     assert mlir.count('llvm.call_intrinsic "llvm.memcpy.p0.p0.i64"') == 2
+
+
+def test_a_foldable_expression_with_side_effects_keeps_them(tmp_path: Path):
+    """clang folds `(x++, 1)` to 1: a condition or a loop bound folded so must still do
+    what it writes (the conditional's arm choice, a counted loop's bound once per test)."""
+    output = assert_same_as_cc_through_mlir(r"""#include <stdio.h>
+int g, n;
+int main(void) {
+  int x = 0, c = 0;
+  int r = (x++, 1) ? 10 : 20;
+  int s = (g = 5) ? 1 : 2;
+  int t = sizeof(x++) == 4 ? 3 : 4;  /* sizeof does not evaluate its operand */
+  for (int i = 0; i < (n++, 10); i++) c++;
+  printf("%d %d %d %d %d %d %d\n", x, r, g, s, t, n, c);
+  return 0;
+}
+""", tmp_path, "-w")
+    assert output == "1 10 5 1 3 11 10\n"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ctypes
 
-from clang.cindex import Cursor, SourceRange, TranslationUnit, conf
+from clang.cindex import BinaryOperator, Cursor, CursorKind, SourceRange, TranslationUnit, conf
 
 _INT, _FLOAT = 1, 2  # CXEvalResultKind
 
@@ -39,7 +39,11 @@ def _lib() -> ctypes.CDLL:
 
 
 def evaluate(cursor: Cursor) -> int | float | None:
-    """The value of a constant expression, or None if clang cannot fold it."""
+    """The value of a constant expression, or None if clang cannot fold it or evaluating it
+    has a side effect (clang folds `(x++, 1)` to 1: the value is known, but the code that
+    stands for the expression must still increment x)."""
+    if has_side_effects(cursor):
+        return None
     lib = _lib()
     res = lib.clang_Cursor_Evaluate(cursor)
     if not res:
@@ -55,6 +59,24 @@ def evaluate(cursor: Cursor) -> int | float | None:
         return None
     finally:
         lib.clang_EvalResult_dispose(res)
+
+
+def has_side_effects(cursor: Cursor) -> bool:
+    """Whether evaluating the expression may write memory or call a function (a builtin
+    call aside); the operands of sizeof/alignof are not evaluated."""
+    if cursor.kind.name in ("UNARY_EXPR", "CXX_UNARY_EXPR"):
+        return False
+    kind = cursor.kind
+    if kind == CursorKind.CALL_EXPR:
+        if not cursor.spelling.startswith("__builtin_"):
+            return True
+    elif kind in (CursorKind.COMPOUND_ASSIGNMENT_OPERATOR, CursorKind.COMPOUND_STMT):
+        return True  # a GNU statement expression holds a compound statement
+    elif kind == CursorKind.BINARY_OPERATOR and cursor.binary_operator == BinaryOperator.Assign:
+        return True
+    elif kind == CursorKind.UNARY_OPERATOR and unary_operator(cursor)[0] in ("++", "--"):
+        return True
+    return any(has_side_effects(k) for k in cursor.get_children())
 
 
 # CXUnaryOperatorKind → (operator, is_prefix)
