@@ -66,7 +66,7 @@ from approxcc.config import KnobSetting, load_config, parse_config
 from approxcc.diagnostics import CompileError, SourceLocation, warn
 from approxcc.dialect import knobs
 from approxcc.dialect.settings import configured_params
-from approxcc.ml import accuracy, unsigned_int4
+from approxcc.ml import accuracy, unsigned_int4, xla
 from approxcc.ml.approx import Knob
 from approxcc.ml.dispatch import BRANCHES_ATTR, KNOBS_ATTR, dispatch_values, dispatches_of
 from approxcc.ml.ir import (
@@ -129,20 +129,24 @@ class Manifest:
 def build_model(path: str | Path, out_dir: str | Path, targets: Sequence[str] = ("cpu",),
                 jobs: int | None = None, keep_going: bool = False,
                 config: str | Path | None = None,
-                broken_rel_l2: float | None = None) -> Manifest:
+                broken_rel_l2: float | None = None, cpu_backend: str | None = None
+                ) -> Manifest:
     """Builds every variant of every decorated function of the module at `path`, or with
     `config` (a configuration file) the variants it selects only; an error in the module's
     own code is a diagnostic at its line (`program.user_errors`). With a CPU target every
     CPU variant is checked against exact on the example inputs; past its relL2 bound
     (`broken_rel_l2` for all, else `accuracy.rel_l2_bound`) it is broken (the module
-    docstring)."""
+    docstring). `cpu_backend` (else $APPROXCC_ML_CPU_BACKEND, else "auto") picks what runs
+    a CPU variant: the faster of its vmfb and its XLA form, or forced (`ml/xla.py`)."""
     bound = accuracy.bound_override(broken_rel_l2)
+    mode = xla.cpu_backend(cpu_backend)
     with user_errors(path):
-        return _build(path, out_dir, targets, jobs, keep_going, config, bound)
+        return _build(path, out_dir, targets, jobs, keep_going, config, bound, mode)
 
 
 def _build(path: str | Path, out_dir: str | Path, targets: Sequence[str], jobs: int | None,
-           keep_going: bool, config: str | Path | None, bound: float | None) -> Manifest:
+           keep_going: bool, config: str | Path | None, bound: float | None,
+           mode: str = "auto") -> Manifest:
     for t in targets:
         if t not in TARGET_FLAGS:
             raise CompileError(f"unknown target '{t}' (expected {', '.join(TARGET_FLAGS)})")
@@ -175,7 +179,7 @@ def _build(path: str | Path, out_dir: str | Path, targets: Sequence[str], jobs: 
         manifest = Manifest(out / "manifest.json", data)
         if CHECK_TARGET in targets:
             data["accuracy"] = {"target": CHECK_TARGET, "against": "jax"}
-            _check_accuracy(program, manifest, compiles, bound)
+            _check_accuracy(program, manifest, compiles, bound, mode)
     manifest.path.write_text(json.dumps(data, indent=1))
     return manifest
 
@@ -409,14 +413,16 @@ CHECK_TARGET = "cpu"   # the target whose vmfbs the build runs: this machine's
 
 
 def _check_accuracy(program: MLProgram, manifest: Manifest, compiles: _Compiles,
-                    override: float | None) -> None:
+                    override: float | None, mode: str = "auto") -> None:
     """Runs every variant the CPU build has on its function's example inputs, as the
     runtime runs it (its vmfb or its dispatch's), records how far its outputs are from the
     exact function's under the variant's `accuracy`, and warns about each one past its
     bound (`broken`; `override`: one bound for all). A module compiled with NO_HOISTING that
     runs a broken variant is compiled again without it, and kept so where fewer of its
     variants are broken: the manifest's `flags` are the kept ones, `flags_tried` the others
-    and their worst relL2."""
+    and their worst relL2. First each variant with a CPU vmfb of its own gets its XLA form
+    and the backend that runs it (`_choose_backend`): its vmfb is checked as above, then an
+    XLA variant's form, whose figures the manifest records."""
     from approxcc.ml.runtime import Program  # the runtime imports this module
 
     prog = Program(manifest, None, "local-task", {}, True)
@@ -433,12 +439,23 @@ def _check_accuracy(program: MLProgram, manifest: Manifest, compiles: _Compiles,
                 runner = variant
             if runner is not None:
                 runs.setdefault(runner["id"], (runner, []))[1].append(variant)
+        alone = [r for r, _ in runs.values() if "branches" not in r]   # not dispatches
+        chosen = {}
+        for runner in alone:
+            _choose_backend(prog, fn, runner, inputs, mode, xla.TIME_BUDGET_S / len(alone))
+            if "backend" in runner:   # the vmfb is checked (and its flags kept) first
+                chosen[runner["id"]] = runner["backend"]
+                runner["backend"] = {CHECK_TARGET: "iree"}
         for runner, variants in runs.values():
             figures = _run_variants(prog, name, variants, inputs, exact)
             if NO_HOISTING in runner["flags"][CHECK_TARGET] and \
                     any(f.broken(bounds[i]) for i, f in figures.items()):
                 figures = _retry_hoisting(prog, name, runner, variants, inputs, exact,
                                           figures, bounds, compiles)
+            if runner["id"] in chosen:
+                runner["backend"] = chosen[runner["id"]]
+                if runner["backend"][CHECK_TARGET] == "xla":   # what runs it: its figures
+                    figures = _run_variants(prog, name, variants, inputs, exact)
             for variant in variants:
                 variant["accuracy"] = figures[variant["id"]].to_json(bounds[variant["id"]])
             prog.release()
@@ -446,6 +463,44 @@ def _check_accuracy(program: MLProgram, manifest: Manifest, compiles: _Compiles,
             if variant.get("accuracy", {}).get("broken"):
                 _warn_broken(fn, variant, accuracy.Figures.from_json(variant["accuracy"]),
                              bounds[variant["id"]])
+
+
+def _choose_backend(prog: Any, fn: DecoratedFunction, variant: dict[str, Any],
+                    inputs: list[Any], mode: str, budget_s: float) -> None:
+    """Writes the variant's XLA form (`xla.save_form`), times it and its vmfb side by side
+    on `inputs` through the runtime (`prog`), and records `backend.cpu` (the faster, or
+    `mode` where forced) and `time_ms`. Mode "iree", or a form that does not run: IREE."""
+    if mode == "iree":
+        return
+    exported = export_variant(fn, variant["choice"])
+    rel = xla.save_form(prog.root, fn.name, exported.exported)
+    if rel is None:
+        return
+    n_w = len(exported.stored)
+    slots, _ = _distinct([exported.stored[j] for j in exported.kept if j < n_w])
+    variant["xla"] = rel
+    variant["xla_slots"] = xla.weight_slots(exported.kept, n_w, slots)
+    runtime_fn = prog.functions[fn.name]
+    prog.configure({"approxcc": "1", "knobs": {k: {"value": v} for k, v in
+                                               variant["choice"].items() if v is not None}})
+
+    def run(backend: str) -> Any:
+        def call() -> Any:
+            variant["backend"] = {CHECK_TARGET: backend}
+            return runtime_fn(*inputs)
+        return call
+
+    try:
+        times = xla.side_by_side({b: run(b) for b in ("iree", "xla")}, budget_s)
+    except Exception as err:   # XLA cannot run what it exported: IREE runs it, as before
+        warn(f"variant '{variant['name']}': its XLA form does not run on the CPU "
+             f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}); IREE "
+             "runs it", _responsible(fn, variant))
+        variant["backend"] = {CHECK_TARGET: "iree"}
+        return
+    variant["time_ms"] = times
+    variant["backend"] = {CHECK_TARGET: mode if mode != "auto" else
+                          min(times, key=lambda b: (times[b], b != "iree"))}
 
 
 def _bound(fn: DecoratedFunction, choice: Mapping[str, int | None],

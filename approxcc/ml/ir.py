@@ -30,7 +30,7 @@ import functools
 import io
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from xdsl.context import Context
@@ -87,6 +87,8 @@ class ExportedVariant:
     text: str                   # StableHLO, generic form, jax's `@main` and its callees
     stored: list[Any]           # the weight arrays the variant takes (before kept filtering)
     kept: list[int]             # indices into (stored..., inputs...) of @main's arguments
+    # jax's `jax.export.Exported` itself (its `serialize()` is the variant's XLA form)
+    exported: Any = field(default=None, compare=False, repr=False)
 
 
 def exact_choice(fn: DecoratedFunction) -> dict[str, int | None]:
@@ -119,7 +121,8 @@ def _export(fn: DecoratedFunction, choice: tuple[tuple[str, int | None], ...]) -
         parsed = jax_ir.Module.parse(exported.mlir_module())
         parsed.operation.walk(_known_broadcast_dimensions)
         text = parsed.operation.get_asm(print_generic_op_form=True, enable_debug_info=False)
-    return ExportedVariant(text, list(variant.stored), list(exported.module_kept_var_idx))
+    return ExportedVariant(text, list(variant.stored), list(exported.module_kept_var_idx),
+                           exported)
 
 
 def _known_broadcast_dimensions(op: Any) -> Any:

@@ -169,3 +169,16 @@ def storage_bytes(a: np.ndarray) -> np.ndarray:
     if a.dtype == ml_dtypes.bfloat16:
         return a.view(np.uint16)
     return a
+
+
+def from_storage(a: np.ndarray, dtype: str, shape: list[int]) -> np.ndarray:
+    """The array `storage_bytes` stored as `a`, as `dtype` (a manifest's `weight_args`)."""
+    if dtype in ("int4", "uint4"):
+        n = int(np.prod(shape, dtype=np.int64))
+        codes = np.stack([a & 15, a >> 4], axis=-1).reshape(-1)[:n].astype(np.int8)
+        if dtype == "int4":
+            codes = np.where(codes >= 8, codes - 16, codes).astype(np.int8)
+        return codes.astype(getattr(ml_dtypes, dtype)).reshape(shape)
+    if dtype == "bfloat16":
+        return a.view(ml_dtypes.bfloat16)
+    return a

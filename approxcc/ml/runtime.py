@@ -23,10 +23,17 @@ what IREE derived from them, on the device once.
 `prog.fn.on_device(*inputs)` returns the outputs as `iree.runtime.DeviceArray`s instead of
 numpy arrays, and any call takes device arrays as inputs without a copy: a KV cache passed
 from one call to the next stays on the device (`np.asarray(x)` brings one to the host).
+
+On a CPU driver (`local-task`, `local-sync`) a variant the build gave `backend.cpu: "xla"`
+(`ml/xla.py`: its XLA form was faster than its vmfb) runs through XLA instead: its
+`.jaxexport` deserialized, its weights put on jax's CPU device once, called through a cached
+`jax.jit`; `on_device` then returns `jax.Array`s, which any call takes back without a copy.
+A GPU driver always runs the vmfbs.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +46,7 @@ from approxcc.config import KnobSetting, decide
 from approxcc.diagnostics import CompileError
 from approxcc.ml import approx
 from approxcc.ml.build import MANIFEST_VERSION, PARAMETER_SCOPE, Manifest, checked_config
+from approxcc.ml.xla import XlaRunner
 
 DRIVER_TARGET = {"local-task": "cpu", "local-sync": "cpu", "cuda": "cuda", "hip": "rocm"}
 
@@ -71,7 +79,8 @@ def _has_device(driver: str) -> bool:
 @dataclass
 class _Loaded:
     invoke: Any                 # iree.runtime.FunctionInvoker (its weights are parameters)
-    input_args: list[int]
+    input_args: list[int]       # or an XlaRunner (every input)
+    backend: str = "iree"
 
 
 class Program:
@@ -169,7 +178,7 @@ class MLFunction:
         self._static = [k["name"] for k in self.knobs if k["state"] is None]
         self._dispatches = {tuple(d["static"][k] for k in self._static): d
                             for d in entry["dispatches"] if program.target in d["vmfb"]}
-        self._loaded: dict[str, _Loaded] = {}
+        self._loaded: dict[tuple[str, str], _Loaded] = {}
 
     def configure(self, settings: dict[str, KnobSetting]) -> None:
         """Takes the function's knob settings; thresholds become float32 here, once (the
@@ -214,8 +223,9 @@ class MLFunction:
         return host if self.entry["output_kind"] == "tuple" else host[0]
 
     def on_device(self, *inputs: Any) -> Any:
-        """The outputs, as device arrays (`iree.runtime.DeviceArray`): passed back as inputs
-        they are not copied (a KV cache stays on the device between calls)."""
+        """The outputs, as device arrays (`iree.runtime.DeviceArray`; `jax.Array` for a
+        variant run by XLA): passed back as inputs they are not copied (a KV cache stays on
+        the device between calls)."""
         outs = self._run(inputs)
         return outs if self.entry["output_kind"] == "tuple" else outs[0]
 
@@ -236,6 +246,9 @@ class MLFunction:
                                    *self._tree_args(dispatch, states, choice))
         else:
             loaded = self._load(variant)
+            if loaded.backend == "iree":
+                arrays = [x if isinstance(x, ireert.DeviceArray | np.ndarray) else
+                          np.asarray(x) for x in arrays]   # a jax.Array of an XLA variant
             result = loaded.invoke(*(arrays[i] for i in loaded.input_args))
         self.last_variant = variant["id"]
         self.last_entry = (dispatch or variant)["id"]
@@ -267,17 +280,33 @@ class MLFunction:
     def _choice(self, states: Mapping[str, float | None]) -> dict[str, int | None]:
         return {k["name"]: self._value(k, states[k["name"]]) for k in self.knobs}
 
-    def _load(self, variant: Mapping[str, Any]) -> _Loaded:
+    def backend(self, variant: Mapping[str, Any]) -> str:
+        """What runs `variant` on this program's device: "xla" (its XLA form, on a CPU
+        driver where the build chose it) or "iree"."""
+        if self.program.target == "cpu" and "xla" in variant and \
+                variant.get("backend", {}).get("cpu") == "xla":
+            return "xla"
+        return "iree"
+
+    def _load(self, variant: Mapping[str, Any], backend: str | None = None) -> _Loaded:
+        backend = backend or self.backend(variant)
         vid = variant["id"]
+        if backend == "xla":
+            if (vid, "xla") not in self._loaded:
+                self._loaded[(vid, "xla")] = _Loaded(
+                    XlaRunner(self.program.root, variant),
+                    list(range(len(self.entry["inputs"]))), "xla")
+            return self._loaded[(vid, "xla")]
         target = self.program.target
         if target not in variant["vmfb"]:
             # built with --keep-going and IREE failed on it: the manifest's "failed" lists it
             raise LookupError(f"variant '{variant['name']}' was not built for target "
                               f"{target} (the configuration picks a variant that failed "
                               "to compile)")
-        if vid not in self._loaded:
-            self._loaded[vid] = _Loaded(self.program._module(variant), variant["input_args"])
-        return self._loaded[vid]
+        if (vid, "iree") not in self._loaded:
+            self._loaded[(vid, "iree")] = _Loaded(self.program._module(variant),
+                                                  variant["input_args"])
+        return self._loaded[(vid, "iree")]
 
     def _state(self, knob: Mapping[str, Any], inputs: tuple[Any, ...]) -> float | None:
         setting = self.settings.get(knob["name"])
@@ -307,8 +336,10 @@ def _label(knob: Mapping[str, Any], value: int | None) -> Any:
 
 
 def _input(fn: str, i: int, x: Any, sig: Mapping[str, Any]) -> Any:
-    """`x` as the build's input `i`: a numpy array, or a device array as it is."""
-    if isinstance(x, ireert.DeviceArray):
+    """`x` as the build's input `i`: a numpy array, or a device array (IREE's, or a
+    jax.Array an XLA variant returned) as it is."""
+    jax = sys.modules.get("jax")   # loaded where an XLA variant ran
+    if isinstance(x, ireert.DeviceArray) or (jax is not None and isinstance(x, jax.Array)):
         if not _fits(x.shape, sig) or str(x.dtype) != sig["dtype"]:
             raise ValueError(f"{fn}(): input {i} is a {x.dtype}{list(x.shape)} device array, "
                              f"the build has {sig['dtype']}{_shape(sig)}")

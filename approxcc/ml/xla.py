@@ -1,0 +1,109 @@
+"""A variant's XLA form: its `jax.export.Exported`, run by XLA on the CPU instead of IREE.
+
+IREE's CPU code is several times slower than `jax.jit` on some functions (convolutions, a
+`lax.fori_loop` solver); XLA compiles the same StableHLO. The build (`ml/build.py`) writes
+each variant that has its own CPU vmfb (not one a dispatch runs) also as
+`OUT/xla/<function>-<hash>.jaxexport` (`Exported.serialize()`), times both forms side by
+side on the example inputs (`side_by_side`) and records the faster one under the variant's
+`backend.cpu` (`time_ms`: both medians). `APPROXCC_ML_CPU_BACKEND` (`auto`, the default;
+`xla`; `iree`: no XLA form, as before) or `build_model(cpu_backend=...)` forces the choice.
+The runtime (`ml/runtime.py`) runs an `xla` variant here (`XlaRunner`) on a CPU driver; a
+GPU driver runs its vmfb.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import statistics
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from approxcc.diagnostics import CompileError
+from approxcc.ml.packed import from_storage
+
+BACKEND_ENV = "APPROXCC_ML_CPU_BACKEND"
+BACKENDS = ("auto", "xla", "iree")
+TIME_BUDGET_S = 1.0   # the timing of one function's variants, all of them together
+REPEATS = 7           # timed calls per form and variant at most (after a warm-up call)
+
+
+def cpu_backend(option: str | None = None) -> str:
+    """The build's CPU backend mode: `option`, else $APPROXCC_ML_CPU_BACKEND, else auto."""
+    mode = option or os.environ.get(BACKEND_ENV) or "auto"
+    if mode not in BACKENDS:
+        raise CompileError(f"unknown CPU backend '{mode}' (expected {', '.join(BACKENDS)}; "
+                           f"from {'cpu_backend' if option else BACKEND_ENV})")
+    return mode
+
+
+def save_form(out: Path, name: str, exported: Any) -> str | None:
+    """Writes `exported` (a `jax.export.Exported`) as OUT/xla/<name>-<hash>.jaxexport;
+    returns its path relative to `out`, or None where it was not exported for the CPU."""
+    if exported is None or "cpu" not in exported.platforms:
+        return None
+    data = bytes(exported.serialize())
+    rel = f"xla/{name}-{hashlib.sha1(data).hexdigest()[:12]}.jaxexport"
+    (out / "xla").mkdir(parents=True, exist_ok=True)
+    if not (out / rel).exists():
+        (out / rel).write_bytes(data)
+    return rel
+
+
+class XlaRunner:
+    """A variant's XLA form, its weights on the CPU device once; called with the inputs, it
+    returns the outputs (flattened) as jax arrays."""
+
+    def __init__(self, root: Path, variant: Mapping[str, Any]) -> None:
+        import jax
+
+        self.exported = jax.export.deserialize(bytearray((root / variant["xla"]).read_bytes()))
+        device = jax.devices("cpu")[0]
+        with np.load(root / variant["weights"]) as npz:
+            distinct = [jax.device_put(from_storage(npz[f"arr_{i}"], sig["dtype"],
+                                                    sig["shape"]), device)
+                        for i, sig in enumerate(variant["weight_args"])]
+        # a weight jax.export dropped (unused) is not read: zeros of its type stand for it
+        self.weights = [distinct[s] if s is not None else
+                        jax.device_put(np.zeros(aval.shape, aval.dtype), device)
+                        for s, aval in zip(variant["xla_slots"], self.exported.in_avals,
+                                           strict=False)]
+        self.device = device
+        self._call = jax.jit(self.exported.call)
+
+    def __call__(self, *inputs: Any) -> tuple[Any, ...]:
+        import jax
+
+        args = [x if isinstance(x, jax.Array) else np.asarray(x) for x in inputs]
+        return tuple(jax.tree.leaves(self._call(self.weights, *args)))
+
+
+def weight_slots(kept: Sequence[int], n_stored: int, slots: Sequence[int]) -> list[int | None]:
+    """Per stored weight of a variant (before jax.export's kept filtering), the index of its
+    array in the variant's `.npz` (`slots`: per kept weight), None where it was dropped."""
+    kept_weights = [j for j in kept if j < n_stored]
+    return [slots[kept_weights.index(j)] if j in kept_weights else None
+            for j in range(n_stored)]
+
+
+def side_by_side(runs: Mapping[str, Callable[[], Any]], budget_s: float,
+                 repeats: int = REPEATS) -> dict[str, float]:
+    """The median ms of each of `runs` (name -> a call blocking until its outputs are
+    ready): one warm-up call each, then interleaved timed calls, `repeats` each at most,
+    stopping once `budget_s` has passed (at least one timed call each)."""
+    start = time.perf_counter()
+    for run in runs.values():
+        run()
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(repeats):
+        for name, run in runs.items():
+            t = time.perf_counter()
+            run()
+            times[name].append((time.perf_counter() - t) * 1e3)
+        if time.perf_counter() - start > budget_s:
+            break
+    return {name: round(statistics.median(ts), 4) for name, ts in times.items()}
