@@ -208,3 +208,21 @@ int main(void) {
 }
 """, tmp_path, "-w")
     assert output == "1 10 5 1 3 11 10\n"
+
+
+def test_a_counter_that_wraps_around_is_not_counted(tmp_path: Path):
+    """An unsigned or narrower-than-int counter wraps where C defines it to: `i != 4` from
+    250 in an unsigned char runs 10 times, not none (a counted loop would assume i <= 4)."""
+    output = assert_same_as_cc_through_mlir(r"""#include <stdio.h>
+int main(void) {
+  int c = 0, d = 0, e = 0, f = 0, h = 0, n = 7;
+  for (unsigned char i = 250; i != 4; i++) c++;
+  for (unsigned int j = 4294967290u; j != 3; j++) d++;
+  for (short k = 32760; k != -32766; k++) e++;
+  for (unsigned char u = 0; u < 9; u += 2) f++;      /* counted: no wrap */
+  for (unsigned int v = 0; v < (unsigned)n; v++) h++; /* counted */
+  printf("%d %d %d %d %d\n", c, d, e, f, h);
+  return 0;
+}
+""", tmp_path, "-w")
+    assert output == "10 9 10 5 7\n"

@@ -570,11 +570,52 @@ def analyse(loop: Cursor) -> CountedLoop | str:
         return f"the loop body leaves the loop early with '{leaves[0]}'"
     if cmp == "!=" and abs(step) != 1:
         return "a '!=' condition needs a step of 1 or -1"
+    wraps = _may_wrap(var.type, first, rhs, cmp, step)
+    if wraps is not None:
+        return wraps
     if cmp == "!=":
         cmp = "<" if step > 0 else ">"
     if (cmp in ("<", "<=")) != (step > 0):
         return "the step moves away from the bound"
     return CountedLoop(var, declared, first, rhs, cmp, step, body)
+
+
+def _may_wrap(t: Type, first: Cursor, bound: Cursor, cmp: str, step: int) -> str | None:
+    """Why the induction variable may wrap around before the condition ends the loop (an
+    unsigned or narrower-than-int variable wraps where C defines it to; a counted loop
+    would stop where C's goes on), or None. A signed int or wider cannot: its overflow is
+    undefined. Constant ends are checked exactly; otherwise only the patterns that cannot
+    wrap are counted: an unsigned int or wider going up to `< n` or down to `> n` by 1, or
+    by 1 to `!= n` from 0 up (or down to 0)."""
+    width = c_types.integer_width(t)
+    signed = c_types.is_signed(t)
+    if signed and width >= 32:
+        return None
+    why = f"the induction variable's type '{t.spelling}' may wrap around before the " \
+          "condition ends the loop"
+    lo, hi = (-(1 << (width - 1)), (1 << (width - 1)) - 1) if signed else (0, (1 << width) - 1)
+    a, b = integer_constant(first), integer_constant(bound)
+    if a is not None and b is not None:
+        if not lo <= a <= hi:
+            return why
+        if cmp == "!=":
+            reaches = (b - a) % step == 0 and (b - a) * step >= 0
+            return None if reaches and lo <= b <= hi else why
+        if (cmp in ("<", "<=")) != (step > 0):
+            return None  # not counted for that reason
+        # the last value the condition lets through, then the next one must not wrap
+        last = {"<": b - 1, "<=": b, ">": b + 1, ">=": b}[cmp]
+        if (last - a) * step < 0:
+            return None  # no iteration at all
+        last = a + (last - a) // step * step
+        return None if lo <= last + step <= hi else why
+    if width < 32:
+        return why
+    if abs(step) == 1 and (cmp, step) in (("<", 1), (">", -1)):
+        return None
+    if cmp == "!=" and (a == 0 and step == 1 or b == 0 and step == -1):
+        return None
+    return why
 
 
 def _induction(init: Cursor) -> tuple[Cursor | None, Cursor | None, bool]:
