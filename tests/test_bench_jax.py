@@ -1,0 +1,123 @@
+"""bench/jax_bench.py's results without builds: a manifest and timings made up here become
+the per-variant figures (speedups over jax.jit, exact and the faster of the two; flags), the
+table and the JSON; bench/jax_corpus.toml is well formed."""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("jax_bench", ROOT / "bench" / "jax_bench.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["jax_bench"] = module   # dataclasses look their module up
+    spec.loader.exec_module(module)
+    yield module
+    del sys.modules["jax_bench"]
+
+
+def knob(name, values, exact=0):
+    return {"name": name, "values": values, "domain": list(range(len(values))), "exact": exact}
+
+
+def variant(vid, labels, relL2, bound=1.0, broken=False, built=True, backend=None):
+    v = {"id": vid, "labels": labels, "vmfb": {"cpu": f"cpu/{vid}.vmfb"} if built else {},
+         "accuracy": {"relL2": relL2, "max_abs_err": relL2 * 10, "bound": bound,
+                      "broken": broken} if built else None}
+    if backend:
+        v["backend"] = {"cpu": backend}
+    return v
+
+
+MANIFEST = {"functions": {"f": {
+    "knobs": [knob("quant", ["none", "int8"]), knob("skip", [0, [1]])],
+    "failed": {"cpu": ["f.v3"]},
+    "variants": [
+        variant("f.v1", {"quant": "int8", "skip": 0}, 0.01, backend="xla"),
+        variant("f.v0", {"quant": "none", "skip": 0}, 1e-7),
+        variant("f.v2", {"quant": "none", "skip": [1]}, 2.5, bound=2.0, broken=True),
+        variant("f.v3", {"quant": "int8", "skip": [1]}, 0.0, built=False),
+    ]}}}
+STDERR = ("m.py:3:2: warning: variant <quant=int8,skip=(1)> of 'f' for target cpu: failed to "
+          "legalize operation 'stablehlo.custom_call' (not built; --keep-going)\n")
+TIMINGS = {"runs": {"jax.jit": {"ms": 2.0, "spread": 0.1}, "f.v0": {"ms": 4.0, "spread": 0.2},
+                    "f.v1": {"ms": 1.0, "spread": 0.1}, "f.v2": {"ms": 3.0, "spread": 0.1}},
+           "relL2": {"f.v0": 1e-7, "f.v1": 0.01, "f.v2": 2.5}, "errors": {}}
+
+
+@pytest.fixture
+def result(bench):
+    prog = bench.ProgramResult("demo", "someone/repo", "a" * 40, ["x.py"], ["matmul"])
+    return bench.summarize(prog, MANIFEST, "f", TIMINGS, STDERR)
+
+
+def test_variants_named_by_knobs_off_exact_exact_first(result):
+    assert [v.name for v in result.variants] == ["exact", "quant=int8", "skip=(1)",
+                                                 "quant=int8,skip=(1)"]
+    assert [v.backend for v in result.variants] == ["iree", "xla", "iree", "iree"]
+
+
+def test_speedups_over_jit_exact_and_the_faster(result):
+    exact, int8, skip, _ = result.variants
+    assert result.jit_ms == 2.0 and exact.ms == 4.0
+    assert int8.x_jit == pytest.approx(2.0) and int8.x_exact == pytest.approx(4.0)
+    assert int8.x_best == pytest.approx(2.0)            # over jax.jit, the faster
+    assert exact.x_best == pytest.approx(0.5)           # exact: twice jax.jit's time
+    assert skip.x_best == pytest.approx(2 / 3)
+
+
+def test_flags_past_bound_and_not_built(result, bench):
+    exact, int8, skip, unbuilt = result.variants
+    assert exact.flags == [] and int8.flags == []
+    assert skip.flags == ["past the build's bound (relL2 2)"]
+    assert unbuilt.ms is None
+    assert unbuilt.flags == ["not built: failed to legalize operation 'stablehlo.custom_call'"]
+    slow = bench.slower_than_jit([result])
+    assert [(p, v) for p, v, _ in slow] == [("demo", "exact"), ("demo", "skip=(1)")]
+
+
+def test_table_and_json(result, bench):
+    out = io.StringIO()
+    Console(file=out, width=200).print(bench.program_table(result))
+    text = out.getvalue()
+    assert "jax.jit" in text and "quant=int8" in text and "past the build's bound" in text
+    row = next(line for line in text.splitlines() if re.search(r"\bquant=int8\b.*xla", line))
+    assert "2.00" in row and "4.00" in row           # x jax.jit, x exact
+    data = json.loads(json.dumps(bench.to_json([result], {"date": "today"})))
+    assert data["date"] == "today"
+    [prog] = data["programs"]
+    assert prog["name"] == "demo" and prog["jit_ms"] == 2.0
+    assert prog["variants"][2]["flags"] == ["past the build's bound (relL2 2)"]
+    assert {"program": "demo", "variant": "exact", "x_jit": 0.5} in data["slower_than_jax_jit"]
+
+
+def test_failed_program_is_a_row_not_a_traceback(bench):
+    prog = bench.ProgramResult("broken", "someone/repo", "b" * 40, ["x.py"], ["scan"],
+                               status="build failed", error="x.py:1:1: error: no")
+    out = io.StringIO()
+    Console(file=out, width=200).print(bench.program_table(prog))
+    assert "build failed" in out.getvalue() and "error: no" in out.getvalue()
+    assert bench.to_json([prog], {})["programs"][0]["status"] == "build failed"
+
+
+def test_corpus_table_is_well_formed(bench):
+    programs = bench._corpus.programs()
+    assert len(programs) >= 6
+    assert len({p["name"] for p in programs}) == len(programs)
+    for p in programs:
+        assert re.fullmatch(r"[0-9a-f]{40}", p["commit"]), p["name"]
+        assert re.fullmatch(r"[\w.-]+/[\w.-]+", p["repo"]), p["name"]
+        assert p["paths"] and p["covers"] and p["entry"]
+        wrapper = ROOT / "bench" / "jax_corpus" / p["wrapper"]
+        assert f"def {p['entry']}(" in wrapper.read_text(), p["name"]
