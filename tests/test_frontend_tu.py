@@ -483,3 +483,25 @@ def test_cplusplus_references_and_namespace_globals_go_through_mlir(tmp_path: Pa
                         cwd=tmp_path).stdout
     # bump takes its three references as addresses; the temporary 0.5 gets a slot
     assert "func.func @_ZN3geo4bumpERiRdRKd(%0: !llvm.ptr, %1: !llvm.ptr, %2: !llvm.ptr)" in mlir
+
+
+# A function has one address in C, whichever half of the split takes it: an annotated
+# function's `&helper` (MLIR used to make a private copy of the static callee) and the
+# remainder's `&sq` of a static function MLIR defines (the remainder's forwarding body).
+ONE_ADDRESS = r"""#include <stdio.h>
+typedef int (*fn)(int);
+static int helper(int x) { return x * 3; }
+// @approx func_substitute variants(sq)
+static int sq(int x) { return x * x; }
+// @approx func_substitute variants(pick)
+static fn pick(int which) { return which ? sq : helper; }
+int main(void) {
+  fn a = pick(0), b = pick(1);
+  printf("%d %d %d %d\n", a == helper, b == sq, a(2), b(3));
+  return 0;
+}
+"""
+
+
+def test_a_function_has_one_address_across_the_split(tmp_path: Path):
+    assert assert_same_as_cc_by_default(ONE_ADDRESS, tmp_path) == "1 1 6 9\n"

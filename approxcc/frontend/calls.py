@@ -301,8 +301,12 @@ class CallEmitter:
         self.unit.declare(fn)
         sig = self.unit.signature(fn)
         if sig.variadic:
-            return self.b.insert(llvm.AddressOfOp(fn.spelling, LLVM_PTR))
-        value = self.b.insert(FuncConstantOp(fn.spelling, sig.function_type()))
+            op: Operation = llvm.AddressOfOp(fn.spelling, LLVM_PTR)
+            self.unit.addresses.append((op, fn))
+            return self.b.insert(op)
+        op = FuncConstantOp(fn.spelling, sig.function_type())
+        self.unit.addresses.append((op, fn))
+        value = self.b.insert(op)
         return self.b.insert(UnrealizedConversionCastOp.get([value], [LLVM_PTR]))
 
     def function_pointer(self, c: Cursor) -> SSAValue:

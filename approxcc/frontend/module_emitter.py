@@ -13,6 +13,8 @@ one function: C++ overloads are left to the C++ compiler.
 
 from __future__ import annotations
 
+import functools
+
 from clang.cindex import Cursor, CursorKind, LinkageKind, TypeKind
 from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import (
@@ -20,6 +22,7 @@ from xdsl.dialects.builtin import (
     IntAttr,
     IntegerAttr,
     ModuleOp,
+    SymbolRefAttr,
     i8,
     i64,
 )
@@ -132,10 +135,31 @@ class ModuleEmitter:
         self.emitted: dict[str, Cursor] = {}        # definitions in the module, by spelling
         self.fallbacks: list[Cursor] = []           # definitions left to the remainder
         self.initial_values: list[str] = []  # constant_copy's globals
+        # the ops taking a function's address (calls.function_address), with the function
+        self.addresses: list[tuple[Operation, Cursor]] = []
         self.copies: set[str] = set()  # the main file's internal callees copied (private)
         self.globals: dict[Cursor, str] = {}        # canonical variable → symbol
         self.global_ops: dict[str, llvm.GlobalOp] = {}
         self.remainder_defines = False  # something only the system compiler can define
+
+    @functools.cached_property
+    def address_taken(self) -> set[str]:
+        """The main file's functions whose address its code takes (a function named other
+        than as the callee of a call): `&f` must be one address in both halves."""
+        named, called = {}, set()
+        main = (n for top in self.declarations if self.main(top) for n in top.walk_preorder())
+        for c in main:
+            if c.kind == CursorKind.DECL_REF_EXPR and c.referenced is not None and \
+                    c.referenced.kind == CursorKind.FUNCTION_DECL:
+                named[c.hash] = c.spelling
+            elif c.kind == CursorKind.CALL_EXPR:
+                callee = next(c.get_children(), None)
+                while callee is not None and callee.kind in (CursorKind.UNEXPOSED_EXPR,
+                                                             CursorKind.PAREN_EXPR):
+                    callee = next(callee.get_children(), None)
+                if callee is not None and callee.kind == CursorKind.DECL_REF_EXPR:
+                    called.add(callee.hash)
+        return {name for h, name in named.items() if h not in called}
 
     def main(self, c: Cursor) -> bool:
         return c.location.file is not None and c.location.file.name == self.main_file
@@ -279,8 +303,11 @@ class ModuleEmitter:
             return
         if not self.main(definition):
             self.function_definition(definition, [])
-        elif self.all_functions or self.annotated(definition) or _has_static_locals(definition):
-            return  # emitted in its turn, or called across the split (one set of statics)
+        elif self.all_functions or self.annotated(definition) or \
+                _has_static_locals(definition) or callee.spelling in self.address_taken:
+            # emitted in its turn, or called across the split (one set of statics; one
+            # address, which a copy would not share with the remainder's `&f`)
+            return
         else:
             try:
                 self.function_definition(definition, [])
@@ -420,6 +447,7 @@ class ModuleEmitter:
             if var in plan.renamed:
                 names[symbol] = tu_split.external_mangling(var, plan.renamed[var],
                                                            self.cplusplus)
+        self.address_the_remainders(plan)
         tu_split.rename_symbols(self.module, names)
         for fn in self.emitted.values():
             if fn.canonical in plan.renamed:
@@ -427,6 +455,26 @@ class ModuleEmitter:
         self.give_visibility(plan, names)
         self.module.location = file_location(self.main_file)  # -g: the compile unit's file
         return plan
+
+    def address_the_remainders(self, plan: tu_split.Plan) -> None:
+        """`&f` of a `static` function MLIR defines is the remainder's `f` (its forwarding
+        body, exported under `<link>_address`, tu_split.py), as the remainder's own `&f`
+        is: a function has one address in C."""
+        declared: set[str] = set()
+        for op, fn in self.addresses:
+            link = plan.renamed.get(fn.canonical)
+            if link is None or fn.spelling not in self.emitted or \
+                    fn.spelling in self.copies:
+                continue
+            address = f"{link}_address"
+            plan.addressed.add(fn.canonical)
+            if isinstance(op, llvm.AddressOfOp):
+                op.properties["global_name"] = SymbolRefAttr(address)
+            else:
+                op.properties["value"] = SymbolRefAttr(address)
+            if address not in declared:
+                declared.add(address)
+                self.module.body.block.add_op(self.signature(fn).declaration(address))
 
     def give_visibility(self, plan: tu_split.Plan, names: dict[str, str]) -> None:
         """The ELF visibility of each external definition, as the system compiler gives it

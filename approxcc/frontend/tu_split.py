@@ -69,6 +69,9 @@ class Plan:
     emitted: list[Cursor] = field(default_factory=list)      # function definitions in MLIR
     renamed: dict[Cursor, str] = field(default_factory=dict)  # canonical entity → link name
     needed: bool = False                                      # False: the remainder is empty
+    # renamed functions MLIR defines and takes the address of: the remainder exports its
+    # own definition (the forwarding body) as `<link>_address`, MLIR's `&f`
+    addressed: set[Cursor] = field(default_factory=set)
 
 
 def link_name(path: str, source: str, name: str) -> str:
@@ -128,10 +131,12 @@ def _old_style_parameters(fn: Cursor, body: int) -> list[tuple[int, int]]:
     return [(tokens[name + 1].extent.end.offset, end), (min(declared), body)]
 
 
-def _link_declaration(entity: Cursor, link: str, cplusplus: bool) -> str:
-    """`extern <entity's type> <link> __asm__("<its link symbol>")`, without the `;`."""
+def _link_declaration(entity: Cursor, link: str, cplusplus: bool,
+                      mangled: bool = True) -> str:
+    """`extern <entity's type> <link> __asm__("<its link symbol>")`, without the `;` (the
+    symbol `link` itself unless `mangled`)."""
     name = "::".join([p.spelling for p in _namespaces(entity)] + [entity.spelling])
-    symbol = external_mangling(entity, link, cplusplus)
+    symbol = external_mangling(entity, link, cplusplus) if mangled else link
     return f'extern __typeof__({name}) {link} __asm__("{symbol}")'
 
 
@@ -156,10 +161,11 @@ def _forwarding_body(fn: Cursor, link: str, cplusplus: bool) -> str | None:
     return f"{{ {_link_declaration(fn, link, cplusplus)}; {returns}{call} }}"
 
 
-def _export(entity: Cursor, link: str, cplusplus: bool) -> str:
-    """An alias of what the remainder defines, under its link name (hidden: one program's)."""
+def _export(entity: Cursor, link: str, cplusplus: bool, address: bool = False) -> str:
+    """An alias of what the remainder defines, under its link name (hidden: one program's);
+    `address`: under the symbol `link` itself, not the C++ mangling of a renamed entity."""
     own = entity.mangled_name if cplusplus else entity.spelling
-    return (f"{_link_declaration(entity, link, cplusplus)} "
+    return (f"{_link_declaration(entity, link, cplusplus, not address)} "
             f'__attribute__((alias("{own}"), visibility("hidden")));\n')
 
 
@@ -181,9 +187,10 @@ def remainder(source: str, path: str, plan: Plan, cplusplus: bool) -> str:
     for start, end, new in sorted(edits, reverse=True):
         text = text[:start] + new + text[end:]
     defined_by_mlir = {fn.canonical for fn in plan.emitted}
-    exports = "".join(_export(entity, link, cplusplus)
+    exports = "".join(_export(entity, link, cplusplus) if entity not in defined_by_mlir
+                      else _export(entity, f"{link}_address", cplusplus, address=True)
                       for entity, link in sorted(plan.renamed.items(), key=lambda kv: kv[1])
-                      if entity not in defined_by_mlir)
+                      if entity not in defined_by_mlir or entity in plan.addressed)
     quoted = path.replace("\\", "\\\\").replace('"', '\\"')
     return f'#line 1 "{quoted}"\n' + text.decode(errors="surrogateescape") + exports
 
