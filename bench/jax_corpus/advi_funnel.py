@@ -1,4 +1,4 @@
-"""google/jax examples/advi.py: its funnel density (`funnel_log_density`, exponentiated as
+"""google/jax/examples/advi.py: its funnel density (`funnel_log_density`, exponentiated as
 its plot does) on a 512 x 512 grid of points, and its Monte Carlo ELBO (`batch_elbo` of 4096
 samples) of a diagonal Gaussian at fixed variational parameters: elementwise exp/log/normal
 log-densities and threefry random numbers.

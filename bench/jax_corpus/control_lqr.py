@@ -1,4 +1,4 @@
-"""google/jax examples/control.py: `lqr_predict`, the optimal trajectory of a time-varying
+"""google/jax/examples/control.py: `lqr_predict`, the optimal trajectory of a time-varying
 linear-quadratic regulator (a backward Riccati recursion and a forward pass, two
 `lax.fori_loop`s, each step solving a 4 x 4 system with `jnp.linalg.solve`), on a random
 problem of horizon 64 with 8 states and 4 controls.

@@ -1,4 +1,4 @@
-"""google/jax examples/mnist_classifier_fromscratch.py: its `predict` (an MLP of tanh layers
+"""google/jax/examples/mnist_classifier_fromscratch.py: its `predict` (an MLP of tanh layers
 and a log-softmax) over its own `init_random_params`, on a batch of random images.
 
     approxcc bench/jax_corpus/mnist_mlp.py -o build/bench-jax/mnist_mlp

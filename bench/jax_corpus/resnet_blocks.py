@@ -1,4 +1,4 @@
-"""google/jax examples/resnet50.py (stax): its ConvBlock and IdentityBlock in a shorter stack
+"""google/jax/examples/resnet50.py (stax): its ConvBlock and IdentityBlock in a shorter stack
 than ResNet50 (the stem, two stages of a ConvBlock and an IdentityBlock, average pooling and
 a classifier), initialised by stax, on 4 images of 64 x 64 (HWCN, as ResNet50 takes them).
 
