@@ -208,3 +208,30 @@ def test_a_build_configuration_with_a_decision_tree_keeps_its_dispatch(tmp_path:
                         config=config).functions["affine"]
     assert [v["name"] for v in entry["variants"]] == ["affine.sub.half"]
     assert entry["dispatches"] == [] and "cpu" in entry["variants"][0]["vmfb"]
+
+
+BF16_SOLVE = """import jax.numpy as jnp
+import numpy as np
+from approxcc import approx
+
+A = (np.eye(8) * 4 + np.random.default_rng(0).standard_normal((8, 8))).astype(np.float32)
+
+
+@approx.knob("p", transform="precision", values=["f32", "bf16"])
+def solve(params, b):
+    return jnp.linalg.solve(params["a"], b)
+
+
+APPROX_EXAMPLE_ARGS = {"solve": ({"a": A}, np.ones((8, 2), np.float32))}
+"""
+
+
+def test_a_variant_jax_cannot_lower_is_an_error_at_its_knob(tmp_path: Path) -> None:
+    """bf16 through jnp.linalg.solve: jax has no bf16 LU; a diagnostic at the knob, not an
+    internal compiler error."""
+    (tmp_path / "model.py").write_text(BF16_SOLVE)
+    done = run_approxcc(["model.py", "-o", "out"], cwd=tmp_path)
+    assert done.returncode == 1 and "internal compiler error" not in done.stderr
+    assert done.stderr.startswith(f"{tmp_path / 'model.py'}:8:2: error: variant <p=bf16> of "
+                                  "'solve' cannot be built: jax cannot lower it "
+                                  "(NotImplementedError"), done.stderr

@@ -127,3 +127,34 @@ def test_an_unknown_backend_is_an_error(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setenv(BACKEND_ENV, "tpu")
     with pytest.raises(CompileError, match="unknown CPU backend 'tpu'"):
         build_model(tmp_path / "model.py", tmp_path / "out", ["cpu"])
+
+
+CONSTANT_KEY = """import jax
+import numpy as np
+from approxcc import approx
+
+
+@approx.knob("p", transform="precision", values=["f32", "bf16"])
+def both(params, x):
+    return jax.random.normal(jax.random.PRNGKey(0), (4,)) + x[0, 0]
+
+
+APPROX_EXAMPLE_ARGS = {"both": ({"mean": np.ones((2, 2), np.float32)},
+                                np.zeros((16, 2), np.float32))}
+"""
+
+
+def test_a_variant_iree_cannot_run_runs_on_xla(tmp_path: Path) -> None:
+    """IREE 3.13 hoists random numbers of a constant key into a global whose copy fails at
+    run time (OUT_OF_RANGE): the build says so at the knob and XLA runs the variant; no
+    internal compiler error."""
+    from conftest import run_approxcc
+
+    (tmp_path / "model.py").write_text(CONSTANT_KEY)
+    done = run_approxcc(["model.py", "-o", "out"], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "its IREE form does not run on the CPU" in done.stderr and "XLA runs it" in \
+        done.stderr
+    entry = json.loads((tmp_path / "out" / "manifest.json").read_text())["functions"]["both"]
+    assert all(v["backend"] == {"cpu": "xla"} and not v["accuracy"]["broken"]
+               for v in entry["variants"])

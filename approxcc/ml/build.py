@@ -76,6 +76,7 @@ from approxcc.ml.ir import (
     knob_label,
     ml_context,
     print_ir,
+    responsible_loc,
     variant_name,
 )
 from approxcc.ml.iree import (
@@ -402,11 +403,7 @@ def _collect(functions: dict[str, DecoratedFunction], entries: dict[str, Any],
 
 
 def _responsible(fn: DecoratedFunction, variant: Mapping[str, Any]) -> SourceLocation | None:
-    """Where a variant's trouble points: the decorator of its first knob off exact (the
-    function's, for the exact variant)."""
-    exact = exact_choice(fn)
-    off = [k for k in fn.afn.knobs if variant["choice"][k.name] != exact[k.name]]
-    return off[0].loc if off else fn.afn.loc
+    return responsible_loc(fn, variant["choice"])
 
 
 CHECK_TARGET = "cpu"   # the target whose vmfbs the build runs: this machine's
@@ -490,14 +487,22 @@ def _choose_backend(prog: Any, fn: DecoratedFunction, variant: dict[str, Any],
             return runtime_fn(*inputs)
         return call
 
-    try:
-        times = xla.side_by_side({b: run(b) for b in ("iree", "xla")}, budget_s)
-    except Exception as err:   # XLA cannot run what it exported: IREE runs it, as before
-        warn(f"variant '{variant['name']}': its XLA form does not run on the CPU "
-             f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}); IREE "
-             "runs it", _responsible(fn, variant))
-        variant["backend"] = {CHECK_TARGET: "iree"}
+    failed: dict[str, Exception] = {}
+    for backend in ("iree", "xla"):   # each once: which one runs at all
+        try:
+            run(backend)()
+        except Exception as err:  # noqa: BLE001 - a backend that cannot run the variant
+            failed[backend] = err
+    if failed:   # the one that runs runs it (both failing: IREE, and the check says so)
+        works = "xla" if "iree" in failed and "xla" not in failed else "iree"
+        err = failed["xla" if works == "iree" and "xla" in failed else "iree"]
+        text = str(err).splitlines()[0] if str(err) else ""
+        warn(f"variant '{variant['name']}': its {'XLA' if works == 'iree' else 'IREE'} form "
+             f"does not run on the CPU ({type(err).__name__}: {text}); "
+             f"{'IREE' if works == 'iree' else 'XLA'} runs it", _responsible(fn, variant))
+        variant["backend"] = {CHECK_TARGET: works}
         return
+    times = xla.side_by_side({b: run(b) for b in ("iree", "xla")}, budget_s)
     variant["time_ms"] = times
     variant["backend"] = {CHECK_TARGET: mode if mode != "auto" else
                           min(times, key=lambda b: (times[b], b != "iree"))}

@@ -99,8 +99,30 @@ def exact_choice(fn: DecoratedFunction) -> dict[str, int | None]:
 
 def export_variant(fn: DecoratedFunction, choice: Mapping[str, int | None]) -> ExportedVariant:
     """The StableHLO of one variant (`make_variant`), exported by jax with its weights as
-    arguments."""
-    return _export(fn, tuple(sorted(choice.items())))
+    arguments. A variant jax cannot lower (bf16 through `jnp.linalg.solve`) is a diagnostic
+    at the knob that makes it, not an internal error."""
+    try:
+        return _export(fn, tuple(sorted(choice.items())))
+    except CompileError:
+        raise
+    except Exception as err:  # noqa: BLE001 - jax's lowering of what the knob asks for
+        exact = exact_choice(fn)
+        if dict(choice) == exact:
+            raise  # the exact function exports (the program loaded): approxcc's bug
+        labels = ",".join(f"{k.name}={knob_label(k, choice[k.name])}" for k in fn.afn.knobs
+                          if choice.get(k.name) is not None)
+        raise CompileError(f"variant <{labels}> of '{fn.name}' cannot be built: jax cannot "
+                           f"lower it ({type(err).__name__}: {err})",
+                           responsible_loc(fn, choice)) from None
+
+
+def responsible_loc(fn: DecoratedFunction, choice: Mapping[str, int | None]
+                    ) -> SourceLocation | None:
+    """Where a variant's trouble points: the decorator of its first knob off exact (the
+    function's, for the exact variant)."""
+    exact = exact_choice(fn)
+    off = [k for k in fn.afn.knobs if choice.get(k.name, exact[k.name]) != exact[k.name]]
+    return off[0].loc if off else fn.afn.loc
 
 
 @functools.lru_cache(maxsize=256)
