@@ -38,7 +38,9 @@ def test_a_dispatch_iree_rejects_falls_back_to_the_variant_table(tmp_path: Path,
                                                                   capsys: pytest.CaptureFixture
                                                                   ) -> None:
     (tmp_path / "model.py").write_text(MODEL)
-    manifest = build_model(tmp_path / "model.py", tmp_path / "out", ["cpu"], keep_going=True)
+    # IREE alone (XLA would run the substitute: tests/test_ml_ir.py)
+    manifest = build_model(tmp_path / "model.py", tmp_path / "out", ["cpu"], keep_going=True,
+                           cpu_backend="iree")
     entry = manifest.functions["affine"]
     [dispatch] = entry["dispatches"]
     assert "cpu" not in dispatch["vmfb"]

@@ -117,14 +117,15 @@ FAILING = """
 def test_iree_failure_is_one_diagnostic_and_keep_going_records_it(tmp_path: Path) -> None:
     model = tmp_path / "failing.py"
     model.write_text(textwrap.dedent(FAILING))
-    with pytest.raises(CompileError) as info:
-        build_model(model, tmp_path / "out", ["cpu"])
+    with pytest.raises(CompileError) as info:   # IREE alone: XLA would run it (below)
+        build_model(model, tmp_path / "out", ["cpu"], cpu_backend="iree")
     message = info.value.diagnostic.render(show_source=False)
     assert message == (f"{model}:9:2: error: variant <alt=solve> of 'affine' for target cpu: "
                        "failed to legalize operation 'stablehlo.custom_call' that was "
                        "explicitly marked illegal")
     with DiagnosticEngine():
-        manifest = build_model(model, tmp_path / "out", ["cpu"], keep_going=True)
+        manifest = build_model(model, tmp_path / "out", ["cpu"], keep_going=True,
+                               cpu_backend="iree")
     entry = json.loads(manifest.path.read_text())["functions"]["affine"]
     failed = [v for v in entry["variants"] if v["choice"] == {"alt": 1}]
     assert entry["failed"] == {"cpu": [failed[0]["id"]]} and "cpu" not in failed[0]["vmfb"]
@@ -136,6 +137,24 @@ def test_iree_failure_is_one_diagnostic_and_keep_going_records_it(tmp_path: Path
     prog.configure({"approxcc": "1", "knobs": {"alt": {"value": 1}}})
     with pytest.raises(LookupError, match="was not built for target cpu"):
         prog.affine(np.ones((4, 4), np.float32))
+
+
+def test_a_cpu_variant_iree_cannot_compile_runs_on_xla(tmp_path: Path) -> None:
+    """The LAPACK custom call IREE rejects: XLA runs that variant (a warning at its knob),
+    checked against jax like any other, and the runtime picks it."""
+    (tmp_path / "failing.py").write_text(textwrap.dedent(FAILING))
+    done = run_approxcc(["failing.py", "-o", "out"], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "(IREE cannot compile it for the CPU; XLA runs it)" in done.stderr
+    entry = json.loads((tmp_path / "out" / "manifest.json").read_text())["functions"]["affine"]
+    [solve] = [v for v in entry["variants"] if v["choice"] == {"alt": 1}]
+    assert "cpu" not in entry["failed"] and solve["backend"] == {"cpu": "xla"}
+    assert not solve["accuracy"]["broken"]
+    prog = load(tmp_path / "out", config={"approxcc": "1", "knobs": {"alt": {"value": 1}}})
+    x = np.ones((4, 4), np.float32)
+    assert prog.functions["affine"].backend(solve) == "xla"
+    np.testing.assert_allclose(prog.affine(x), np.linalg.cholesky(x @ x.T + 4 * np.eye(4))
+                               @ np.ones((4, 4)), rtol=1e-5)
 
 
 def test_a_gpu_variant_iree_cannot_compile_is_skipped_with_a_warning(tmp_path: Path) -> None:

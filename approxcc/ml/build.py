@@ -166,7 +166,7 @@ def _build(path: str | Path, out_dir: str | Path, targets: Sequence[str], jobs: 
             entries[name] = _function_entry(fn, module, out, targets, compiles, settings)
         for name, entry in entries.items():
             _fall_back(program.functions[name], entry, targets, compiles)
-        errors = _collect(program.functions, entries, compiles, targets)
+        errors = _collect(program.functions, entries, compiles, targets, mode)
         if errors and not keep_going:
             raise errors[0]
         for err in errors:
@@ -374,7 +374,7 @@ def _fall_back(fn: DecoratedFunction, entry: dict[str, Any], targets: Sequence[s
 
 
 def _collect(functions: dict[str, DecoratedFunction], entries: dict[str, Any],
-             compiles: _Compiles, targets: Sequence[str]) -> list[CompileError]:
+             compiles: _Compiles, targets: Sequence[str], mode: str) -> list[CompileError]:
     """Waits for the variants' compile jobs; records compile seconds, or the failure (the
     variant listed under `failed[target]`, without a vmfb there). A variant a dispatch runs
     has no vmfb of its own for that target."""
@@ -393,13 +393,50 @@ def _collect(functions: dict[str, DecoratedFunction], entries: dict[str, Any],
                     error = CompileError(f"variant <{labels}> of '{name}' for target {t}: "
                                          f"{result}", _responsible(functions[name], variant))
                     if t == CHECK_TARGET:
-                        errors.append(error)
+                        if not _xla_instead(functions[name], entry, variant, compiles.out,
+                                            mode, error):
+                            errors.append(error)
                     else:  # a GPU's: the others are built (the tuner cannot pick it there)
                         warn(f"{error.diagnostic.message} (not built for {t}; the variants "
                              "that compile are)", error.diagnostic.loc)
                 else:
                     variant["compile_s"][t] = round(result, 3)
     return errors
+
+
+def _attach_xla_form(out: Path, fn: DecoratedFunction, variant: dict[str, Any]) -> bool:
+    """Writes the variant's XLA form and records it (`xla`, `xla_slots`); False where jax did
+    not export it for the CPU."""
+    exported = export_variant(fn, variant["choice"])
+    rel = xla.save_form(out, fn.name, exported.exported)
+    if rel is None:
+        return False
+    n_w = len(exported.stored)
+    slots, _ = _distinct([exported.stored[j] for j in exported.kept if j < n_w])
+    variant["xla"] = rel
+    variant["xla_slots"] = xla.weight_slots(exported.kept, n_w, slots)
+    return True
+
+
+def _xla_instead(fn: DecoratedFunction, entry: dict[str, Any], variant: dict[str, Any],
+                 out: Path, mode: str, error: CompileError) -> bool:
+    """A variant IREE cannot compile for the CPU (a LAPACK custom call) runs on XLA when it
+    exports: a warning, the variant no longer `failed`; False where it stays an error."""
+    if mode == "iree" or "branches" in variant:
+        return False
+    try:
+        if not _attach_xla_form(out, fn, variant):
+            return False
+    except CompileError:
+        return False
+    variant["backend"] = {CHECK_TARGET: "xla"}
+    failed = entry["failed"][CHECK_TARGET]
+    failed.remove(variant["id"])
+    if not failed:
+        del entry["failed"][CHECK_TARGET]
+    warn(f"{error.diagnostic.message} (IREE cannot compile it for the CPU; XLA runs it)",
+         error.diagnostic.loc)
+    return True
 
 
 def _responsible(fn: DecoratedFunction, variant: Mapping[str, Any]) -> SourceLocation | None:
@@ -432,11 +469,13 @@ def _check_accuracy(program: MLProgram, manifest: Manifest, compiles: _Compiles,
         runs: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {}
         for variant in entry["variants"]:   # grouped by the module that runs them
             runner = dispatches.get(variant.get("dispatch", ""))
-            if runner is None and CHECK_TARGET in variant["vmfb"]:
+            if runner is None and (CHECK_TARGET in variant["vmfb"] or
+                                   variant.get("backend", {}).get(CHECK_TARGET) == "xla"):
                 runner = variant
             if runner is not None:
                 runs.setdefault(runner["id"], (runner, []))[1].append(variant)
-        alone = [r for r, _ in runs.values() if "branches" not in r]   # not dispatches
+        alone = [r for r, _ in runs.values()   # not dispatches, nor XLA-only variants
+                 if "branches" not in r and CHECK_TARGET in r["vmfb"]]
         chosen = {}
         for runner in alone:
             _choose_backend(prog, fn, runner, inputs, mode, xla.TIME_BUDGET_S / len(alone))
@@ -445,7 +484,8 @@ def _check_accuracy(program: MLProgram, manifest: Manifest, compiles: _Compiles,
                 runner["backend"] = {CHECK_TARGET: "iree"}
         for runner, variants in runs.values():
             figures = _run_variants(prog, name, variants, inputs, exact)
-            if NO_HOISTING in runner["flags"][CHECK_TARGET] and \
+            if CHECK_TARGET in runner["vmfb"] and \
+                    NO_HOISTING in runner["flags"][CHECK_TARGET] and \
                     any(f.broken(bounds[i]) for i, f in figures.items()):
                 figures = _retry_hoisting(prog, name, runner, variants, inputs, exact,
                                           figures, bounds, compiles)
@@ -467,16 +507,8 @@ def _choose_backend(prog: Any, fn: DecoratedFunction, variant: dict[str, Any],
     """Writes the variant's XLA form (`xla.save_form`), times it and its vmfb side by side
     on `inputs` through the runtime (`prog`), and records `backend.cpu` (the faster, or
     `mode` where forced) and `time_ms`. Mode "iree", or a form that does not run: IREE."""
-    if mode == "iree":
+    if mode == "iree" or not _attach_xla_form(prog.root, fn, variant):
         return
-    exported = export_variant(fn, variant["choice"])
-    rel = xla.save_form(prog.root, fn.name, exported.exported)
-    if rel is None:
-        return
-    n_w = len(exported.stored)
-    slots, _ = _distinct([exported.stored[j] for j in exported.kept if j < n_w])
-    variant["xla"] = rel
-    variant["xla_slots"] = xla.weight_slots(exported.kept, n_w, slots)
     runtime_fn = prog.functions[fn.name]
     prog.configure({"approxcc": "1", "knobs": {k: {"value": v} for k, v in
                                                variant["choice"].items() if v is not None}})
