@@ -145,3 +145,27 @@ def test_numeric_metrics() -> None:
     assert relative([y, y], [y, y * 1.02]) == pytest.approx(0.01, rel=1e-3)
     # relL2 of text is l2 (which is relative already)
     assert metric("relL2")(["3 4"], ["3 4.05"]) == metric("l2")(["3 4"], ["3 4.05"])
+
+
+def test_a_model_in_another_folder_imports_its_neighbours(tmp_path: Path) -> None:
+    """approx.toml may name a model elsewhere; the model's own folder is on sys.path as
+    under `approxcc model.py` (it imported nothing beside it before)."""
+    from approxcc.tune.ml_program import _Session
+    from approxcc.tune.program import load_program
+
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "helpers.py").write_text("SCALE = 3\n")
+    (tmp_path / "lib" / "model.py").write_text(
+        "import numpy as np\nfrom helpers import SCALE\nfrom approxcc import approx\n\n\n"
+        '@approx.knob("p", transform="precision", values=["f32", "bf16"])\n'
+        "def f(w, x):\n    return x * w * SCALE\n\n\n"
+        'APPROX_EXAMPLE_ARGS = {"f": (np.float32(2), np.ones(4, np.float32))}\n')
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "data.py").write_text(
+        "import numpy as np\n\n\ndef inputs(split):\n"
+        "    return [(np.full(4, 1 if split == 'tune' else 2, np.float32),)]\n")
+    (tmp_path / "proj" / "approx.toml").write_text(
+        '[program]\nname = "m"\nsources = ["../lib/model.py"]\nentry = "f"\n'
+        '[run]\ninputs = "data:inputs"\n')
+    session = _Session(load_program(str(tmp_path / "proj")))
+    assert session.module.SCALE == 3

@@ -404,14 +404,16 @@ class _Session:
 
     @contextlib.contextmanager
     def user_code(self) -> Iterator[None]:
-        """The project's folder on sys.path (the model imports its neighbours)."""
-        root = str(self.program.root)
-        sys.path.insert(0, root)
+        """The project's folder and the model's on sys.path (the model imports its
+        neighbours, as it does under the ML build; the inputs module is the project's)."""
+        folders = list(dict.fromkeys([str(self.program.root), str(self.source.parent)]))
+        sys.path[:0] = folders
         try:
             yield
         finally:
-            with contextlib.suppress(ValueError):
-                sys.path.remove(root)
+            for folder in folders:
+                with contextlib.suppress(ValueError):
+                    sys.path.remove(folder)
 
     def resolve(self, spec: str, where: SourceLocation) -> Callable[..., Any]:
         """The function `module:function` names (the model's module by its file name)."""
