@@ -202,6 +202,7 @@ int main(void) {
   int r = (x++, 1) ? 10 : 20;
   int s = (g = 5) ? 1 : 2;
   int t = sizeof(x++) == 4 ? 3 : 4;  /* sizeof does not evaluate its operand */
+  t += __builtin_constant_p(x++);     /* nor does __builtin_constant_p: 0 */
   for (int i = 0; i < (n++, 10); i++) c++;
   printf("%d %d %d %d %d %d %d\n", x, r, g, s, t, n, c);
   return 0;

@@ -61,6 +61,10 @@ def evaluate(cursor: Cursor) -> int | float | None:
         lib.clang_EvalResult_dispose(res)
 
 
+# builtins that do not evaluate their arguments (gcc's documentation)
+_UNEVALUATED_ARGUMENTS = frozenset({"__builtin_constant_p", "__builtin_object_size"})
+
+
 def has_side_effects(cursor: Cursor) -> bool:
     """Whether evaluating the expression may write memory or call a function (a builtin
     call aside); the operands of sizeof/alignof are not evaluated."""
@@ -68,6 +72,8 @@ def has_side_effects(cursor: Cursor) -> bool:
         return False
     kind = cursor.kind
     if kind == CursorKind.CALL_EXPR:
+        if cursor.spelling in _UNEVALUATED_ARGUMENTS:
+            return False
         if not cursor.spelling.startswith("__builtin_"):
             return True
     elif kind in (CursorKind.COMPOUND_ASSIGNMENT_OPERATOR, CursorKind.COMPOUND_STMT):
