@@ -45,6 +45,12 @@ def test_program_prints_what_cc_prints(program: Path, tmp_path: Path):
 
 # (name, source, needle where the error points, what is not supported)
 UNSUPPORTED = [
+    ("setjmp", """#include <setjmp.h>
+static jmp_buf env;
+int f(void) {
+  return setjmp(env);
+}
+""", "setjmp(", "a call to '_setjmp' (a function that returns twice)"),
     ("long_double_param", """int getx(long double p) { return (int)p; }
 """, "getx(long", "type 'long double'"),
     ("complex", """int f(int s) {

@@ -133,6 +133,10 @@ def _library_function(builtin: str) -> str | None:
     return None
 
 
+# Functions that return twice: LLVM must know it at the call (clang's returns_twice), or
+# values it keeps in registers across the call are stale after the second return
+_RETURNS_TWICE = frozenset({"setjmp", "_setjmp", "__sigsetjmp", "sigsetjmp", "savectx",
+                            "vfork", "getcontext"})
 _VA_BUILTINS = {"__builtin_va_start": VaStartOp, "__builtin_va_end": VaEndOp,
                 "__builtin_va_copy": VaCopyOp}
 _VA_LISTS = {"__builtin_va_start": 1, "__builtin_va_end": 1, "__builtin_va_copy": 2}
@@ -167,6 +171,9 @@ class CallEmitter:
                                   pointer=self.rvalue(target))
         if callee.spelling.startswith("__builtin_"):
             return self.builtin(c, callee.spelling)
+        if callee.spelling in _RETURNS_TWICE:
+            raise unsupported(f"a call to '{callee.spelling}' (a function that returns "
+                              "twice)", c)
         self.unit.declare(callee)
         return self.emit_call(c, self.unit.signature(callee), symbol=callee.spelling)
 
