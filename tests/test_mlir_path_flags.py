@@ -144,14 +144,16 @@ int entry(int n) { return work(n) + tab[0]; }
     assert "entry" in exported and "__approx_" not in exported, exported
 
 
-def _asan_links(tmp_path: Path) -> bool:
+def _sanitizer_runs(tmp_path: Path, name: str) -> bool:
+    """Whether the system compiler links and runs a program with -fsanitize=NAME."""
     (tmp_path / "probe.c").write_text("int main(void) { return 0; }\n")
-    return subprocess.run(["cc", "-fsanitize=address", "probe.c", "-o", "probe"],
-                          cwd=tmp_path, capture_output=True).returncode == 0
+    built = subprocess.run(["cc", f"-fsanitize={name}", "probe.c", "-o", "probe"],
+                           cwd=tmp_path, capture_output=True)
+    return built.returncode == 0 and run_binary(tmp_path / "probe").returncode == 0
 
 
 def test_address_sanitizer_reports_an_overflow_in_an_annotated_function(tmp_path: Path):
-    if not _asan_links(tmp_path):
+    if not _sanitizer_runs(tmp_path, "address"):
         pytest.skip("the system compiler has no AddressSanitizer runtime")
     write_sources(tmp_path, {"k.c": OVERFLOW})
     approxcc_ok("-fsanitize=address", "-g", "-O2", "k.c", "-o", "approx", cwd=tmp_path)
@@ -169,10 +171,7 @@ def test_address_sanitizer_reports_an_overflow_in_an_annotated_function(tmp_path
 
 
 def test_thread_sanitizer_reports_a_race_in_an_annotated_function(tmp_path: Path):
-    (tmp_path / "probe.c").write_text("int main(void) { return 0; }\n")
-    probe = subprocess.run(["cc", "-fsanitize=thread", "probe.c", "-o", "probe"],
-                           cwd=tmp_path, capture_output=True)
-    if probe.returncode or run_binary(tmp_path / "probe").returncode:
+    if not _sanitizer_runs(tmp_path, "thread"):
         pytest.skip("no ThreadSanitizer here")
     write_sources(tmp_path, {"race.c": """\
 #include <pthread.h>

@@ -63,7 +63,7 @@ from xdsl.dialects.builtin import (
 )
 
 from approxcc.config import KnobSetting, load_config, parse_config
-from approxcc.diagnostics import CompileError, SourceLocation, warn
+from approxcc.diagnostics import CompileError, warn
 from approxcc.dialect import knobs
 from approxcc.dialect.settings import configured_params
 from approxcc.ml import accuracy, unsigned_int4, xla
@@ -391,7 +391,8 @@ def _collect(functions: dict[str, DecoratedFunction], entries: dict[str, Any],
                     entry["failed"].setdefault(t, []).append(variant["id"])
                     labels = ",".join(f"{k}={v}" for k, v in variant["labels"].items())
                     error = CompileError(f"variant <{labels}> of '{name}' for target {t}: "
-                                         f"{result}", _responsible(functions[name], variant))
+                                         f"{result}",
+                                         responsible_loc(functions[name], variant["choice"]))
                     if t == CHECK_TARGET:
                         if not _xla_instead(functions[name], entry, variant, compiles.out,
                                             mode, error):
@@ -437,10 +438,6 @@ def _xla_instead(fn: DecoratedFunction, entry: dict[str, Any], variant: dict[str
     warn(f"{error.diagnostic.message} (IREE cannot compile it for the CPU; XLA runs it)",
          error.diagnostic.loc)
     return True
-
-
-def _responsible(fn: DecoratedFunction, variant: Mapping[str, Any]) -> SourceLocation | None:
-    return responsible_loc(fn, variant["choice"])
 
 
 CHECK_TARGET = "cpu"   # the target whose vmfbs the build runs: this machine's
@@ -531,7 +528,8 @@ def _choose_backend(prog: Any, fn: DecoratedFunction, variant: dict[str, Any],
         text = str(err).splitlines()[0] if str(err) else ""
         warn(f"variant '{variant['name']}': its {'XLA' if works == 'iree' else 'IREE'} form "
              f"does not run on the CPU ({type(err).__name__}: {text}); "
-             f"{'IREE' if works == 'iree' else 'XLA'} runs it", _responsible(fn, variant))
+             f"{'IREE' if works == 'iree' else 'XLA'} runs it",
+             responsible_loc(fn, variant["choice"]))
         variant["backend"] = {CHECK_TARGET: works}
         return
     times = xla.side_by_side({b: run(b) for b in ("iree", "xla")}, budget_s)
@@ -617,7 +615,8 @@ def _warn_broken(fn: DecoratedFunction, variant: Mapping[str, Any],
     past = f"; past relL2 {bound:g}" if figures.rel_l2 is not None and \
         figures.rel_l2 > bound else ""
     warn(f"variant <{labels}> of '{fn.name}' differs from exact: {figures.describe()} "
-         f"(on the example inputs{past}; the tuner leaves it out)", _responsible(fn, variant))
+         f"(on the example inputs{past}; the tuner leaves it out)",
+         responsible_loc(fn, variant["choice"]))
 
 
 def _matrix_rows(module: ModuleOp) -> int:
