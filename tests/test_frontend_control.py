@@ -3,6 +3,9 @@
 loops stay perforatable with `continue`; jumps stay as fast as `cc -O2`; perforating a loop
 that can be left early is a clean diagnostic."""
 
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -398,3 +401,18 @@ def test_loop_perforate_on_a_loop_left_early(jump: str, tmp_path: Path):
                              f"cannot count this loop: the loop body leaves the loop early "
                              f"with '{kind}'\n"), stderr
     assert f"t.c:{where(source, 'for (')}: note: loop is here" in stderr
+
+
+def test_the_same_program_gives_the_same_ir_whatever_the_hash_seed(tmp_path: Path):
+    """Jump flags were made in set order, which Python's string hashing changes from run to
+    run: the IR (and so `-save-temps` output and caches keyed on it) differed."""
+    (tmp_path / "t.c").write_text(GOTOS)
+    printed = set()
+    for seed in ("1", "2", "3", "4", "5"):
+        done = subprocess.run([str(Path(sys.executable).parent / "approxcc"), "-S", "-emit-mlir",
+                               "-fapprox-mlir=all", "t.c", "-o", f"{seed}.mlir"],
+                              cwd=tmp_path, capture_output=True, text=True,
+                              env={**os.environ, "PYTHONHASHSEED": seed})
+        assert done.returncode == 0, done.stderr
+        printed.add((tmp_path / f"{seed}.mlir").read_text())
+    assert len(printed) == 1

@@ -16,7 +16,7 @@ from approxcc.diagnostics import CompileError
 from approxcc.ml.build import build_model
 from approxcc.ml.program import load_program
 from approxcc.ml.runtime import load
-from approxcc.ml.xla import BACKEND_ENV
+from approxcc.ml.xla import BACKEND_ENV, faster
 
 # a 32x32 kernel least squares by 100 gradient steps in a fori_loop (where IREE's CPU code
 # is several times slower than XLA's); "unused" is a weight jax.export drops
@@ -158,3 +158,12 @@ def test_a_variant_iree_cannot_run_runs_on_xla(tmp_path: Path) -> None:
     entry = json.loads((tmp_path / "out" / "manifest.json").read_text())["functions"]["both"]
     assert all(v["backend"] == {"cpu": "xla"} and not v["accuracy"]["broken"]
                for v in entry["variants"])
+
+
+@pytest.mark.parametrize(("iree_ms", "chosen"), [(10.0, "xla"), (9.5, "xla"), (8.0, "iree"),
+                                                  (12.0, "xla")])
+def test_iree_runs_a_variant_only_where_clearly_faster_than_xla(iree_ms: float,
+                                                                chosen: str) -> None:
+    """XLA compiles what jax.jit compiles: an IREE form within timing noise of it (an exact
+    variant 10% slower than jax.jit came from such a pick) leaves the variant to XLA."""
+    assert faster({"iree": iree_ms, "xla": 10.0}) == chosen

@@ -33,7 +33,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
 from approxcc.annotations import scan_annotations
@@ -376,7 +375,7 @@ class Compilation:
     def passes_job(self, src: str, stem: str) -> Job:
         """The approx passes over the frontend's module (in memory): `approxcc opt`."""
         from approxcc.driver.opt import print_module
-        from approxcc.lowering.registry import parse_pipeline
+        from approxcc.lowering.registry import apply_passes, parse_pipeline
 
         unit, pipeline = self.units[src], self.pipeline()
         approx_mlir, core_mlir = self.temp(stem, ".approx.mlir"), self.temp(stem, ".core.mlir")
@@ -384,10 +383,7 @@ class Compilation:
         debug_info = self.opts.debug_info()  # the locations, for mlir-opt's line tables
 
         def run() -> None:
-            ctx = Context()
-            for p in parse_pipeline(pipeline):
-                inject_fault(p.name)
-                p.apply(ctx, unit.module)
+            apply_passes(unit.module, parse_pipeline(pipeline), lambda p: inject_fault(p.name))
             core_mlir.write_text(print_module(unit.module, generic=True, debuginfo=debug_info))
 
         return Job([*approxcc_command(), "opt", f"--pass-pipeline={pipeline}",

@@ -17,6 +17,7 @@ from xdsl.dialects.llvm import LLVM
 from xdsl.dialects.math import Math
 from xdsl.dialects.memref import MemRef
 from xdsl.dialects.scf import Scf
+from xdsl.ir import Attribute
 from xdsl.parser import Parser
 from xdsl.passes import ModulePass
 from xdsl.printer import Printer
@@ -66,12 +67,43 @@ def _chunks(text: str, split: bool) -> Iterator[tuple[str, int]]:
         offset += chunk.count("\n")
 
 
+class _ReusingPrinter(Printer):
+    """Prints each distinct attribute once and reuses its text: a C unit's module repeats a
+    few types and locations tens of thousands of times, which xDSL prints from scratch
+    each time (most of the time spent printing)."""
+
+    def __init__(self, stream: io.StringIO, generic: bool, debuginfo: bool) -> None:
+        super().__init__(stream=stream, print_generic_format=generic,
+                         print_debuginfo=debuginfo)
+        self._texts: dict[Attribute, str] = {}
+
+    def print_attribute(self, attribute: Attribute) -> None:
+        try:
+            text = self._texts.get(attribute)
+        except TypeError:  # an attribute holding a mutable value has no hash
+            return super().print_attribute(attribute)
+        if text is None:
+            text = self._texts[attribute] = self._printed(attribute)
+        if "\n" in text:  # a multi-line value: indented where it is printed
+            return super().print_attribute(attribute)
+        self._current_column += len(text)
+        self.stream.write(text)
+
+    def _printed(self, attribute: Attribute) -> str:
+        stream, column, line = self.stream, self._current_column, self._current_line
+        self.stream = io.StringIO()
+        try:
+            super().print_attribute(attribute)
+            return self.stream.getvalue()
+        finally:
+            self.stream, self._current_column, self._current_line = stream, column, line
+
+
 def print_module(module: ModuleOp, generic: bool = False, debuginfo: bool = False) -> str:
     """The module as text; `generic`: the generic op form, which upstream mlir-opt reads;
     `debuginfo`: with the ops' source locations (-g)."""
     out = io.StringIO()
-    Printer(stream=out, print_generic_format=generic,
-            print_debuginfo=debuginfo).print_op(module)
+    _ReusingPrinter(out, generic, debuginfo).print_op(module)
     return f"{out.getvalue()}\n"
 
 

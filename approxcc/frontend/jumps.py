@@ -6,6 +6,7 @@ that can jump pay for it: everything else is emitted exactly as without this mod
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -24,6 +25,7 @@ _JUMPS = {CursorKind.BREAK_STMT: BREAK, CursorKind.CONTINUE_STMT: CONTINUE,
 _LOOPS = (CursorKind.FOR_STMT, CursorKind.WHILE_STMT, CursorKind.DO_STMT)
 
 
+@functools.lru_cache(maxsize=1 << 16)  # a sequence asks again of each statement after it
 def escapes(c: Cursor) -> frozenset[str]:
     """The jumps (BREAK, CONTINUE, RETURN, GOTO + label) by which control can leave
     statement `c`; a block is the target of the gotos to the labels in it."""
@@ -114,7 +116,7 @@ class JumpEmitter:
         """A loop (BREAK and CONTINUE) or a `switch` (BREAK) whose body `made` these jumps:
         inside, the jumps `kinds` set fresh flags, created (and cleared) only if made."""
         saved = dict(self.flags)
-        for kind in kinds:
+        for kind in sorted(kinds):  # the same program, the same IR
             self.flags.pop(kind, None)
             if kind in made:
                 self.flags[kind] = self.new_flag()

@@ -168,7 +168,7 @@ class StatementEmitter:
                     self.sequence(statements[i:at], looping if i == 0 else frozenset())
                 self.sequence(statements[at:], pending=pending | escapes_all(statements[i:at]))
                 return
-            for kind in here & self.flags.keys():
+            for kind in sorted(here & self.flags.keys()):
                 self.set_flag(kind, False)
             self.statement(s)
             pending = escapes(s)

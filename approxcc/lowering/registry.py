@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Region
 from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import parse_pipeline as parse_arg_specs
 from xdsl.utils.exceptions import ArgSpecParseError
@@ -25,6 +29,9 @@ PASSES: dict[str, type[ModulePass]] = {
                         LowerTryPass, BindRuntimePass, LowerDecisionTreePass, TunablePass,
                         CodegenAttributesPass, DebugLocationsPass)
 }
+
+# The passes that change every function; the others rewrite only what is inside knobs.
+EVERY_FUNCTION = frozenset({CodegenAttributesPass.name, DebugLocationsPass.name})
 
 # The release pipeline after the (optional) approx-apply-config, and the tunable pipeline
 # (one binary, configured at run time through APPROX_CONFIG); docs/approx-ir.md §4.
@@ -77,3 +84,39 @@ def default_pipeline(config: str | None = None, tunable: bool = False) -> list[M
         return parse_pipeline(TUNABLE_PIPELINE)
     apply_config: list[ModulePass] = [ApplyConfigPass(config)] if config else []
     return apply_config + parse_pipeline(DEFAULT_PIPELINE)
+
+
+@contextmanager
+def knob_free_bodies_hidden(module: ModuleOp) -> Iterator[None]:
+    """While the knob passes run, the bodies of the functions (and global initialisers)
+    holding no approx op are out of the module: each pass walks the module several times,
+    and a unit compiled whole (-fapprox-mlir=all) is mostly such functions. The ops stay,
+    bodiless, so that symbols still resolve and types still compare."""
+    hidden: list[tuple[Region, Region]] = []
+    for op in module.body.block.ops:
+        for region in op.regions:
+            if region.blocks and not any(o.dialect_name() == "approx" for o in region.walk()):
+                holder = Region()
+                region.move_blocks(holder)
+                hidden.append((holder, region))
+    try:
+        yield
+    finally:
+        for holder, region in hidden:
+            holder.move_blocks(region)
+
+
+def apply_passes(module: ModuleOp, passes: Sequence[ModulePass],
+                 before: Callable[[ModulePass], None] = lambda p: None) -> None:
+    """Runs `passes` over `module` in order, the knob passes on the functions holding knobs
+    only (`before` is called with each pass first)."""
+    ctx = Context()
+    knob_passes = [p for p in passes if p.name not in EVERY_FUNCTION]
+    with knob_free_bodies_hidden(module):
+        for p in knob_passes:
+            before(p)
+            p.apply(ctx, module)
+    for p in passes:
+        if p.name in EVERY_FUNCTION:
+            before(p)
+            p.apply(ctx, module)

@@ -138,7 +138,7 @@ def build_model(path: str | Path, out_dir: str | Path, targets: Sequence[str] = 
     CPU variant is checked against exact on the example inputs; past its relL2 bound
     (`broken_rel_l2` for all, else `accuracy.rel_l2_bound`) it is broken (the module
     docstring). `cpu_backend` (else $APPROXCC_ML_CPU_BACKEND, else "auto") picks what runs
-    a CPU variant: the faster of its vmfb and its XLA form, or forced (`ml/xla.py`)."""
+    a CPU variant: its XLA form unless its vmfb is clearly faster, or forced (`ml/xla.py`)."""
     bound = accuracy.bound_override(broken_rel_l2)
     mode = xla.cpu_backend(cpu_backend)
     with user_errors(path):
@@ -502,7 +502,7 @@ def _check_accuracy(program: MLProgram, manifest: Manifest, compiles: _Compiles,
 def _choose_backend(prog: Any, fn: DecoratedFunction, variant: dict[str, Any],
                     inputs: list[Any], mode: str, budget_s: float) -> None:
     """Writes the variant's XLA form (`xla.save_form`), times it and its vmfb side by side
-    on `inputs` through the runtime (`prog`), and records `backend.cpu` (the faster, or
+    on `inputs` through the runtime (`prog`), and records `backend.cpu` (`xla.faster`, or
     `mode` where forced) and `time_ms`. Mode "iree", or a form that does not run: IREE."""
     if mode == "iree" or not _attach_xla_form(prog.root, fn, variant):
         return
@@ -534,8 +534,7 @@ def _choose_backend(prog: Any, fn: DecoratedFunction, variant: dict[str, Any],
         return
     times = xla.side_by_side({b: run(b) for b in ("iree", "xla")}, budget_s)
     variant["time_ms"] = times
-    variant["backend"] = {CHECK_TARGET: mode if mode != "auto" else
-                          min(times, key=lambda b: (times[b], b != "iree"))}
+    variant["backend"] = {CHECK_TARGET: mode if mode != "auto" else xla.faster(times)}
 
 
 def _bound(fn: DecoratedFunction, choice: Mapping[str, int | None],
