@@ -64,8 +64,8 @@ bench-kernels: setup
 	$(BIN)/python bench/kernels.py $(ARGS)
 
 # Fig. 6 on the compound systems of examples/systems (~20-25 min per system): exact profile
-# with Amdahl bounds, static vs dynamic tuning at 3/6/9%, picks measured on held-out
-# questions; options through ARGS, e.g. make bench-compound ARGS="--minutes 2".
+# with Amdahl bounds, then `approxcc tune` at 3/6/9% (static and dynamic, check and eval
+# questions), its configurations shipped; options through ARGS, e.g. ARGS="--minutes 2".
 bench-compound: setup
 	$(BIN)/python bench/compound.py $(ARGS)
 

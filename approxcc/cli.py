@@ -321,6 +321,7 @@ def tune_cmd(target: str, budgets: str, time_limit: str, parallel: int, cluster:
     from rich.console import Console
 
     from approxcc.tune import TuneOptions, load_application, tune
+    from approxcc.tune.db import ResultsDB
     from approxcc.tune.report import report, stdout_console
     from approxcc.tune.tuner import seconds
 
@@ -329,9 +330,10 @@ def tune_cmd(target: str, budgets: str, time_limit: str, parallel: int, cluster:
     def body() -> int:
         from approxcc.system import is_system, load_system
 
-        if is_system(target):  # a compound system: QoS is its answers' score (system.toml)
-            system = load_system(target)
-            app, root, qos = system, system.project.root, system.project.metric
+        system = is_system(target)
+        if system:  # a compound system: QoS is its answers' score (system.toml)
+            compound = load_system(target)
+            app, root, qos = compound, compound.project.root, compound.project.metric
         else:   # a C/C++ or a JAX program's approx.toml
             program = load_application(target)
             app, root, qos = program, program.program.root, program.program.metric
@@ -343,10 +345,15 @@ def tune_cmd(target: str, budgets: str, time_limit: str, parallel: int, cluster:
                            confirm_repeats=confirm_repeats,
                            confirm_candidates=confirm_candidates,
                            start_from=[Path(p) for p in start_from])
+        def reporter(results: ResultsDB, run_id: int) -> None:
+            configs = report(results, results.run(run_id), out_dir, stdout_console())
+            if system:   # and how the configurations do on the eval questions
+                from approxcc.system.evaluate import record_eval
+
+                record_eval(target, configs, stdout_console())
+
         try:
-            tune(app, opts, console,
-                 reporter=lambda results, run_id: report(results, results.run(run_id),
-                                                         out_dir, stdout_console()))
+            tune(app, opts, console, reporter=reporter)
         except KeyboardInterrupt:
             click.echo("approxcc: interrupted; finished evaluations are in the results DB "
                        "(continue with --resume)", err=True)

@@ -2,53 +2,39 @@
 
 For each system (default: every examples/systems/*/system.toml except tiny's):
 
-1. the time profile of the exact system on the tuning questions (retrieval, selection,
-   prefill, decode: seconds per question) and each knob's Amdahl bound: the knob is set alone
-   to a non-exact value on one question, and the stages that then rerun (cache misses of
-   `approxcc.system.pipeline.Stages`) are what it can speed up at all: its own stage (the
-   first to rerun) and everything it reruns; bound = 1 / (1 - their share of the time);
-2. two `approxcc.tune.tune` runs, mode static then dynamic (each starting from the system's
-   shipped configurations its mode holds, the dynamic one also from the static run's picks:
-   `--start-from`), budgets 3/6/9% (`--minutes` each), on the first `--tune-questions` of
-   the system's tune file. The tuner's held-out inputs are the *check* questions: the next
-   `--check-questions` of the tune file, which the search never sees. The tuner's
-   confirmation times the exact system and its candidates afresh, in turn question by
-   question (`CompoundSystem.run_round`), `--confirm-repeats` times on the tune questions,
-   then the picks the same way on the check questions;
-3. each pick once on the first `--eval-limit` questions of the eval file (`approxcc eval`'s
-   `evaluate`: the exact system and the pick in turn, question by question). Eval questions
-   only report: they choose nothing (tune and eval files are disjoint, checked by
-   system.toml);
-4. the Fig. 6 table (budget x static/dynamic: speedup and loss on tune, check and eval,
-   within the budget on check and on eval?, minutes per mode and for the whole system),
-   `<out>/<system>/<mode>/pareto.png` (the tuner's plot, tuning time in the title; its
-   held-out front is the check questions'), `--json`, and per budget the pick to ship
-   (dynamic unless the static one is faster on the tune questions; a pick over its budget
-   on the check questions is not shipped) as examples/systems/<system>/configs/
-   budget-{3,6,9}.json, with its eval figures.
+1. the time profile of the exact system on the first `--profile-questions` tune questions
+   (retrieval, selection, prefill, decode: seconds per question) and each knob's Amdahl
+   bound: the knob is set alone to a non-exact value on one question, and the stages that
+   then rerun (cache misses of `approxcc.system.pipeline.Stages`) are what it can speed up
+   at all: its own stage (the first to rerun) and everything it reruns; bound = 1 / (1 -
+   their share of the time);
+2. `approxcc tune SYSTEM` (`approxcc.tune.tune`, then its report and `record_eval`), as a
+   user runs it: static and dynamic searches in one run, budgets 3/6/9%, `--minutes` of
+   search, starting from the system's shipped configurations; the tune file's last
+   questions (system.toml's `check`) held out of the search decide what ships (a pick over
+   its budget on them gives way to the tighter budget's), and the first `eval_limit`
+   questions of the eval file are recorded beside, choosing nothing (docs/systems.md);
+3. the Fig. 6 table (budget: the mode shipped, speedup and loss on tune, check and eval,
+   the fallback), `<out>/<system>/tuned/pareto.png` (tuning time in the title), `--json`,
+   and the configurations written as examples/systems/<system>/configs/budget-{3,6,9}.json.
 
 `--llm` measures the LLM variants instead, side by side on the exact prompts of rag_bm25's
-first `--tune-questions` (interleaved, `--repeats` rounds, medians): seconds per answer
+first `--profile-questions` (interleaved, `--repeats` rounds, medians): seconds per answer
 (prefill and greedy decode to the end of the first line, at most 10 tokens), for each
 model, exact (jax.jit) and as the pipeline's variants (W8A8 / restricted-vocabulary decode,
 W8A8 prefill), with the seconds their build took when it was not there yet (`make
 bench-ml` has the whole model under approxcc's build against jax.jit).
 
 Time: 2-4 s of LLM per question on a 2-core machine, every stage of it paid again by the
-confirmation (exact and candidate, fresh, per question). On the shared machine (load 7-10),
-llm_tools with 30 tune / 30 eval questions, 5 minutes a mode: the exact profile 13 minutes
-(its first runs of each model variant compile), a search evaluation 0.5-5 minutes (3
-screened, 3 searched), a confirmation pair of the 30 tune questions 3.3 minutes; about 35
-minutes a mode. Stage results are cached, so the search's repeats and its exact runs are
-cheap; the confirmation's are not, on purpose.
+confirmation (exact and candidate, fresh, per question); stage results are cached, so the
+search's repeats and its exact runs are cheap; the confirmation's are not, on purpose.
 
-    python bench/compound.py [SYSTEM ...] [--tune-questions 20] [--check-questions 60]
-                             [--eval-limit 40] [--minutes 4] [--out DIR] [--json FILE]
-                             [--no-configs]
-    python bench/compound.py --llm [--tune-questions 6] [--repeats 3]
+    python bench/compound.py [SYSTEM ...] [--profile-questions 20] [--minutes 8]
+                             [--out DIR] [--json FILE] [--no-configs]
+    python bench/compound.py --llm [--profile-questions 6] [--repeats 3]
 
-`--out` (default build/bench-compound) gets the tuners' results DBs, per-mode configurations
-and plots, and results.json.
+`--out` (default build/bench-compound) gets per system the tuner's results DB, its
+configurations and plot (`tuned/`), and results.json.
 """
 
 from __future__ import annotations
@@ -68,33 +54,18 @@ from rich.table import Table
 
 from approxcc.diagnostics import CompileError
 from approxcc.system import CompoundSystem, load_system
-from approxcc.system.evaluate import evaluate
+from approxcc.system.evaluate import record_eval
 from approxcc.system.questions import load_questions
 from approxcc.tune import TuneOptions, tune
 from approxcc.tune.db import ResultsDB
-from approxcc.tune.report import plot, rows, write_configs
+from approxcc.tune.report import plot, report, rows
 from approxcc.tune.space import is_dynamic_config
 
 ROOT = Path(__file__).resolve().parents[1]
 SYSTEMS = ROOT / "examples" / "systems"
-MODES = ("static", "dynamic")
 MIN_TIMEOUT_S = 120.0     # a batch's first run of a model variant loads and compiles it
 
 console = Console(width=200)
-
-
-def subset(system: CompoundSystem, tune_n: int, check_n: int) -> tuple[int, int]:
-    """The tuner's inputs: the first `tune_n` questions of the tune file to search on, the
-    next `check_n` (at most the rest of the file) as its held-out inputs, in batches of the
-    system's size (how `CompoundSystem` batches them)."""
-    path = system.project.tune_questions
-    total = len(system.questions[path])
-    tune_n = min(tune_n, total - 1)
-    end = min(total, tune_n + max(1, check_n))
-    size = system.project.batch
-    system.tune_inputs = [f"{path}:{s}:{min(s + size, tune_n)}" for s in range(0, tune_n, size)]
-    system.eval_inputs = [f"{path}:{s}:{min(s + size, end)}" for s in range(tune_n, end, size)]
-    return tune_n, end - tune_n
 
 
 def profile(system: CompoundSystem, n: int) -> dict[str, Any]:
@@ -128,105 +99,46 @@ def _bound(stages: dict[str, float], parts: list[str], total: float) -> float | 
     return total / rest if rest > 1e-9 else None
 
 
-def tune_mode(system: CompoundSystem, mode: str, out: Path, args: argparse.Namespace,
-              prof: dict[str, Any], starts: list[Path]) -> list[dict[str, Any]]:
-    """One tuning run, its searches starting from the configurations `starts`, and its
-    picks: speedup and loss on tune and check are the tuner's confirmation rounds (the exact
-    system and the candidates in turn, question by question, every stage timed afresh:
-    `CompoundSystem.run_round`)."""
-    picks: list[dict[str, Any]] = []
+def tune_system(system: CompoundSystem, where: Path, out: Path, args: argparse.Namespace,
+                prof: dict[str, Any], starts: list[Path]) -> list[Path]:
+    """`approxcc tune SYSTEM` (both modes, the check questions held out, the fallback, the
+    eval questions recorded), its searches starting from `starts`: the configurations it
+    writes, one per budget."""
     began = time.monotonic()
+    written: list[Path] = []
 
     def reporter(db: ResultsDB, run_id: int) -> None:
-        minutes = (time.monotonic() - began) / 60
         run = db.run(run_id)
-        chosen = rows(db, run)
-        paths = write_configs(run, chosen, out, db.path)
-        for r, path in zip(chosen, paths, strict=True):
-            assert r.speedup_eval is not None and r.loss_eval is not None   # confirmed
-            picks.append({
-                "mode": mode, "budget": r.budget, "config_file": str(path),
-                "knobs": r.pick.config,
-                "speedup_tune": r.speedup_tune.median, "loss_tune": r.loss_tune.median,
-                "speedup_check": r.speedup_eval.median, "loss_check": r.loss_eval.median,
-                "check_within_budget": r.loss_eval.median <= r.budget + 1e-9,
-                "tuning_minutes": minutes})
-        titled = dataclasses.replace(run, program=f"{system.name} {mode}, "
-                                                  f"tuned in {minutes:.1f} min")
-        plot(db, titled, out / "pareto.png", chosen)
+        written.extend(report(db, run, out, console))
+        minutes = (time.monotonic() - began) / 60
+        titled = dataclasses.replace(run, program=f"{system.name}, tuned in {minutes:.1f} min")
+        plot(db, titled, out / "pareto.png", rows(db, run))
+        record_eval(str(where), written, console)
 
     # A batch's first run of a variant compiles (XLA) outside its stage times: the tuner's
     # timeout starts from the profile's seconds per question.
     batch = prof["seconds_per_question"] * system.project.batch
     options = TuneOptions(budgets=args.budgets, out=out, time_limit=args.minutes * 60,
-                          mode=mode, seed=args.seed, timeout=max(MIN_TIMEOUT_S, 10 * batch),
-                          confirm_repeats=args.confirm_repeats,
+                          mode="both", seed=args.seed, timeout=max(MIN_TIMEOUT_S, 10 * batch),
+                          metric=system.project.metric, confirm_repeats=args.confirm_repeats,
                           confirm_candidates=args.confirm_candidates, start_from=starts)
     tune(system, options, console=console, reporter=reporter)
-    return picks
+    return written
 
 
-def held_out(system: CompoundSystem, picks: list[dict[str, Any]], eval_n: int) -> None:
-    """Each pick's speedup and loss on the first `eval_n` eval questions (one pass, the exact
-    system and the pick in turn; a configuration picked twice is measured once)."""
-    path = system.project.eval_questions
-    done: dict[str, dict[str, Any]] = {}
-    for p in picks:
-        key = json.dumps(p["knobs"], sort_keys=True)
-        if key not in done:
-            console.print(f"eval: {p['mode']} {p['budget']:.0%} pick on {eval_n} questions")
-            done[key] = evaluate(system, Path(p["config_file"]), path, eval_n)
-        p.update(speedup_eval=done[key]["speedup"], loss_eval=done[key]["loss"],
-                 eval_within_budget=done[key]["loss"] <= p["budget"] + 1e-9)
-
-
-def ship(system: CompoundSystem, picks: list[dict[str, Any]], budgets: list[float],
-         questions: dict[str, int]) -> None:
-    """Per budget the dynamic pick, or the static one when it is faster on the tune set. A
-    pick whose loss on the check questions broke its budget is not shipped to users: that
-    budget gets the tighter budget's shipped configuration (`provenance.fallback`; the
-    report and results.json keep the broken pick, flagged). Eval figures are written beside
-    them, never consulted."""
+def ship(system: CompoundSystem, configs: list[Path]) -> list[Path]:
+    """The tuner's configurations as the system's shipped ones (configs/budget-N.json)."""
     folder = system.project.root / "configs"
     folder.mkdir(exist_ok=True)
-    best = None
-    for b in sorted(budgets):
-        mine = sorted((p for p in picks if p["budget"] == b),
-                      key=lambda p: (p["speedup_tune"], p["mode"] == "dynamic"))
-        if not mine:
-            continue
-        held = [p for p in mine if p["check_within_budget"]]
-        fallback = None
-        if held:
-            best = held[-1]
-        elif best is not None:
-            fallback = f"the {b * 100:g}% pick lost {mine[-1]['loss_check']:.1%} on check"
-        else:
-            continue
-        doc = relabel(json.loads(Path(best["config_file"]).read_text()), best)
-        doc["program"] = system.name
+    shipped = []
+    for config in configs:
+        doc = json.loads(config.read_text())
         doc["provenance"].pop("db", None)     # a scratch path of the benchmark run
         doc["provenance"]["bench"] = "bench/compound.py"
-        doc["provenance"]["picked_from"] = best["mode"]
-        doc["provenance"]["questions"] = questions
-        if fallback:
-            doc["provenance"]["fallback"] = fallback
-        (folder / f"budget-{b * 100:g}.json").write_text(json.dumps(doc, indent=2) + "\n")
-
-
-def relabel(doc: dict[str, Any], pick: dict[str, Any]) -> dict[str, Any]:
-    """A tuner's configuration whose held-out figures are the check questions', named so,
-    with the pick's eval figures added."""
-    qos, speedup, spread = doc["qos"], doc["speedup"], doc["spread"]
-    qos["loss_check"] = qos.pop("loss_eval")
-    qos["over_budget_on_check"] = qos.pop("over_budget_on_eval")
-    qos["loss_eval"] = pick["loss_eval"]
-    qos["over_budget_on_eval"] = not pick["eval_within_budget"]
-    speedup["check"] = speedup.pop("eval")
-    speedup["eval"] = round(pick["speedup_eval"], 4)
-    spread["speedup_check"] = spread.pop("speedup_eval")
-    spread["loss_check"] = spread.pop("loss_eval")
-    return doc
+        path = folder / f"budget-{doc['qos']['budget'] * 100:g}.json"
+        path.write_text(json.dumps(doc, indent=2) + "\n")
+        shipped.append(path)
+    return shipped
 
 
 def profile_table(name: str, prof: dict[str, Any]) -> Table:
@@ -254,24 +166,28 @@ def _x(value: float | None) -> str:
 
 
 def fig6(results: list[dict[str, Any]]) -> Table:
-    t = Table(title="Fig. 6: speedup within the QoS budget, static vs dynamic")
+    t = Table(title="Fig. 6: speedup within the QoS budget (what ships: the faster of the "
+                    "static and dynamic picks)")
     for col in ("system", "budget", "mode", "× tune", "× check", "× eval", "loss tune",
-                "loss check", "loss eval", "check ≤ budget", "eval ≤ budget", "tuned (min)",
-                "system (min)"):
+                "loss check", "loss eval", "fallback", "system (min)"):
         t.add_column(col, justify="right")
     for res in results:
-        for p in sorted(res["picks"], key=lambda p: (p["budget"], p["mode"])):
-            t.add_row(res["system"], f"{p['budget']:.0%}", p["mode"],
-                      _x(p["speedup_tune"]), _x(p["speedup_check"]), _x(p["speedup_eval"]),
-                      f"{p['loss_tune']:.1%}", f"{p['loss_check']:.1%}",
-                      f"{p['loss_eval']:.1%}", _yes(p["check_within_budget"]),
-                      _yes(p["eval_within_budget"]), f"{p['tuning_minutes']:.1f}",
-                      f"{res['total_minutes']:.1f}")
+        for c in res["configs"]:
+            qos, speedup = c["qos"], c["speedup"]
+            t.add_row(res["system"], f"{qos['budget']:.0%}",
+                      "dynamic" if is_dynamic_config(c["knobs"]) else "static",
+                      *(f"{speedup[s]:.2f}×" if speedup.get(s) else "-"
+                        for s in ("tune", "check", "eval")),
+                      *(_pct(qos.get(f"loss_{s}"), qos.get(f"over_budget_on_{s}"))
+                        for s in ("tune", "check", "eval")),
+                      c["provenance"].get("fallback", "-"), f"{res['total_minutes']:.1f}")
     return t
 
 
-def _yes(ok: bool) -> str:
-    return "yes" if ok else "[bold red]NO[/]"
+def _pct(loss: float | None, over: bool | None) -> str:
+    if loss is None:
+        return "-"
+    return f"{loss:.1%}" + (" [bold red]over[/]" if over else "")
 
 
 def llm_speed(args: argparse.Namespace) -> dict[str, Any]:
@@ -284,7 +200,7 @@ def llm_speed(args: argparse.Namespace) -> dict[str, Any]:
     lm = sys.modules[type(llm).__module__]      # common/llm.py, loaded by path
     lib = system.library.load(None)
     prompts = []
-    for q in load_questions(system.project.tune_questions, args.tune_questions):
+    for q in load_questions(system.project.tune_questions, args.profile_questions):
         ids, scores = pipe.retrieve(lib, q.question)
         prompts.append(pipe.prompt(q.question, ids, pipe.select(lib, ids, scores)))
     rows: dict[str, dict[str, Any]] = {}
@@ -349,62 +265,45 @@ def shipped_configs(where: Path, keep: Path) -> list[tuple[Path, bool]]:
 
 def bench_system(where: Path, args: argparse.Namespace) -> dict[str, Any]:
     system = load_system(str(where))
-    tune_n, check_n = subset(system, args.tune_questions, args.check_questions)
-    eval_n = min(args.eval_limit, len(system.questions[system.project.eval_questions]))
     out = args.out / system.name
-    console.rule(f"{system.name}: {tune_n} tune / {check_n} check / {eval_n} eval questions, "
-                 f"{args.minutes:g} min per mode")
+    split = system.split
+    console.rule(f"{system.name}: {split['tune']} tune / {split['check']} check questions "
+                 f"(system.toml), at most {system.project.eval_limit} eval questions, "
+                 f"{args.minutes:g} min of search")
     began = time.perf_counter()
     system.build(out / "profile-build")
     console.print(f"library and model variants built in {time.perf_counter() - began:.0f} s "
                   f"(IREE compiling {system.compile_s:.0f} s of it; cached for later runs)")
-    prof = profile(system, tune_n)
+    prof = profile(system, min(args.profile_questions, split["tune"]))
     console.print(profile_table(system.name, prof))
-    shipped = shipped_configs(where, out / "shipped")
-    picks: list[dict[str, Any]] = []
-    for mode in args.modes:
-        # every mode starts from the configurations shipped so far that its space holds, a
-        # later mode also from the earlier one's picks (the dynamic space holds the static
-        # one's points); the tuner confirms its starts beside its own candidates, so a run
-        # keeps what earlier runs found and can only add faster picks in the same time
-        starts = [p for p, dynamic in shipped if mode == "dynamic" or not dynamic]
-        starts += [Path(p["config_file"]) for p in picks]
-        picks += tune_mode(system, mode, out / mode, args, prof, starts)
-    held_out(system, picks, eval_n)
+    # the searches start from the configurations shipped so far: the tuner confirms them
+    # beside its own candidates, so a run keeps what earlier runs found
+    starts = [p for p, _ in shipped_configs(where, out / "shipped")]
+    configs = tune_system(system, where, out / "tuned", args, prof, starts)
     if args.configs:
-        ship(system, picks, args.budgets, {"tune": tune_n, "check": check_n, "eval": eval_n})
-    return {"system": system.name, "tune_questions": tune_n, "check_questions": check_n,
-            "eval_questions": eval_n,
-            "minutes_per_mode": args.minutes, "profile": prof, "picks": picks,
+        configs = ship(system, configs)
+    return {"system": system.name, "questions": split, "minutes": args.minutes,
+            "profile": prof, "configs": [json.loads(c.read_text()) for c in configs],
             "total_minutes": (time.perf_counter() - began) / 60}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0],
-        epilog="Defaults take about 20-25 minutes per system on a 2-core machine (~3 s of LLM "
-               "per question); e.g. --tune-questions 10 --eval-limit 10 --minutes 1.5 for a "
-               "quick look.")
+        epilog="The questions each set holds are system.toml's ([questions] check, "
+               "eval_limit).")
     parser.add_argument("systems", nargs="*", type=Path,
                         help="system folders (default: every examples/systems/*/system.toml "
                              "except tiny)")
-    parser.add_argument("--tune-questions", type=int, default=20,
-                        help="first N questions of the tune file (default 20)")
-    parser.add_argument("--check-questions", type=int, default=60,
-                        help="the next N questions of the tune file (at most the rest of "
-                             "it): the tuner's held-out inputs, which decide what ships "
-                             "(default 60)")
-    parser.add_argument("--eval-limit", type=int, default=40,
-                        help="first N questions of the eval file, reported only (default 40)")
-    parser.add_argument("--minutes", type=float, default=4.0,
-                        help="tuning time limit per mode (default 4)")
+    parser.add_argument("--profile-questions", type=int, default=20,
+                        help="first N questions of the tune file the exact system is profiled "
+                             "on (--llm: the prompts) (default 20)")
+    parser.add_argument("--minutes", type=float, default=8.0,
+                        help="search time limit, both modes (default 8)")
     parser.add_argument("--budgets", default="3,6,9", help="QoS budgets in %% (default 3,6,9)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--modes", default=",".join(MODES),
-                        help="tuning runs, in order (default static,dynamic)")
     parser.add_argument("--confirm-repeats", type=int, default=2,
-                        help="interleaved repeats per candidate (default 2; the picks get "
-                             "as many on the check questions, at most 3)")
+                        help="interleaved repeats per candidate (default 2)")
     parser.add_argument("--confirm-candidates", type=int, default=1,
                         help="candidates per budget besides the fastest within it "
                              "(default 1)")
@@ -419,7 +318,6 @@ def main() -> None:
                         help="do not write examples/systems/<name>/configs/budget-*.json")
     args = parser.parse_args()
     args.budgets = [float(b) / 100 for b in args.budgets.split(",")]
-    args.modes = [m for m in args.modes.split(",") if m in MODES]
     args.out = args.out.resolve()
     args.json = args.json or args.out / "results.json"
     args.json.parent.mkdir(parents=True, exist_ok=True)
@@ -440,8 +338,7 @@ def main() -> None:
     for res in results:
         console.print(profile_table(res["system"], res["profile"]))
     console.print(fig6(results))
-    plots = [str(args.out / r["system"] / m / "pareto.png") for r in results
-             for m in args.modes]
+    plots = [str(args.out / r["system"] / "tuned" / "pareto.png") for r in results]
     console.print(f"plots: {', '.join(plots)}")
 
 

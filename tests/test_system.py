@@ -102,7 +102,8 @@ def test_confirmation_and_eval_time_both_sides_now(system, tmp_path: Path,
     from approxcc.tune.measure import Measurer
 
     inputs = system.tune_inputs[:2]
-    questions = load_questions(TINY / "tune.jsonl")[:2 * system.project.batch]
+    searched = int(inputs[-1].rsplit(":", 1)[1])       # the tune file's questions they hold
+    questions = load_questions(TINY / "tune.jsonl")[:searched]
     for q in questions:                   # the profile: every exact stage cached, fast
         system.answer(q, None)
     golden = [system.run(inp, None, tmp_path, 60.0).output for inp in inputs]
@@ -215,6 +216,25 @@ def test_project_mistakes_are_located(tmp_path: Path) -> None:
         load_project(str(tmp_path))
     assert err.value.diagnostic.render(show_source=False).startswith(
         f"{tmp_path / 'system.toml'}:3:1: error: no such file: 'nope.c'")
+
+
+def test_the_tune_file_s_last_questions_check_the_picks(tmp_path: Path) -> None:
+    """The tuner searches on the tune file's first questions and checks its picks on the
+    rest (`check`, default a third); the eval file is never its input."""
+    tune = TINY / "tune.jsonl"
+    tiny = load_system(str(TINY))                     # 4 questions in batches of 2
+    assert tiny.tune_inputs == [f"{tune}:0:2", f"{tune}:2:3"]
+    assert tiny.eval_inputs == [f"{tune}:3:4"] and tiny.held_out == "check"
+    text = (TINY / "system.toml").read_text()
+    for name in ("../rag_bm25/rag.c", "../common/select.c", "../../kernels/bm25/bm25.c",
+                 "../../kernels/bm25/state.c", "pipeline.py", "tune.jsonl", "eval.jsonl"):
+        text = text.replace(f'"{name}', f'"{(TINY / name).resolve()}')
+    (tmp_path / "system.toml").write_text(text.replace("batch = 2", "batch = 2\ncheck = 4"))
+    with pytest.raises(CompileError) as err:
+        load_system(str(tmp_path))
+    assert err.value.diagnostic.render(show_source=False) == (
+        f"{tmp_path / 'system.toml'}:14:1: error: 'check' must leave questions of the tune "
+        "file to search on (it has 4)")
 
 
 def test_answer_scores_of_the_qos_metrics() -> None:

@@ -262,7 +262,7 @@ class Drifting(Synthetic):
     eval_inputs = ["1", "2", "3"]
 
 
-def test_a_pick_over_budget_on_eval_is_flagged(tmp_path: Path) -> None:
+def test_a_pick_over_budget_on_eval_is_flagged_and_not_written(tmp_path: Path) -> None:
     out = tmp_path / "out"
     printed = tmp_path / "report.txt"
     with printed.open("w") as f:
@@ -270,11 +270,29 @@ def test_a_pick_over_budget_on_eval_is_flagged(tmp_path: Path) -> None:
                                      confirm_repeats=2),
              reporter=lambda db, run_id: report(db, db.run(run_id), out,
                                                 Console(file=f, width=200)))
-    pick = json.loads((out / "1pct.json").read_text())
-    assert pick["qos"]["loss_tune"] <= 0.01 < pick["qos"]["loss_eval"]
-    assert pick["qos"]["over_budget_on_eval"] is True
     text = printed.read_text()
     assert "over budget" in text and "warning: the 1.0% pick loses" in text
+    assert "nothing is written for it" in text and not (out / "1pct.json").exists()
+
+
+def test_a_budget_whose_pick_fails_the_held_out_inputs_ships_the_tighter_pick() -> None:
+    from types import SimpleNamespace
+
+    from approxcc.tune.picks import Pick, Spread
+    from approxcc.tune.report import Row, shipped
+
+    def row(budget: float, value: int, held_out_loss: float) -> Row:
+        pick = Pick(budget, {"k": {"value": value}}, str(value), None, None, None)
+        return Row(pick, Spread.of([2.0]), Spread.of([0.0]), Spread.of([2.0]),
+                   Spread.of([held_out_loss]))
+
+    run = SimpleNamespace(options={"held_out": "check"})
+    three, six, nine = row(0.03, 1, 0.01), row(0.06, 2, 0.08), row(0.09, 3, 0.05)
+    ships = shipped(run, [nine, six, three])
+    assert [(s.budget, s.row.pick.config["k"]["value"], s.fallback) for s in ships] == [
+        (0.03, 1, None), (0.06, 1, "the 6% pick lost 8.0% on check"), (0.09, 3, None)]
+    # with no tighter pick to fall back on, nothing ships for that budget
+    assert [s.budget for s in shipped(run, [row(0.03, 1, 0.05), nine])] == [0.09]
 
 
 def test_the_pick_keeps_a_margin_from_the_spread_over_inputs() -> None:

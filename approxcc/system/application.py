@@ -42,11 +42,28 @@ def correct(question: Question, answer: str) -> bool:
     return contains(question, answer) == 1.0
 
 
-def _batches(path: Path, count: int, size: int) -> list[str]:
-    return [f"{path}:{start}:{min(start + size, count)}" for start in range(0, count, size)]
+def _batches(path: Path, start: int, end: int, size: int) -> list[str]:
+    return [f"{path}:{s}:{min(s + size, end)}" for s in range(start, end, size)]
+
+
+def check_count(project: SystemProject, total: int) -> int:
+    """How many of the tune file's `total` questions (its last ones) are held out of the
+    search: `[questions] check`, else a third of the file; at least one is searched."""
+    if total < 2:
+        raise CompileError(f"the tune file has {total} question{'s' * (total != 1)}: the "
+                           "tuner needs one to search on and one to check its picks on",
+                           project.tune_loc)
+    if project.check is None:
+        return max(1, total // 3)
+    if project.check >= total:
+        raise CompileError(f"'check' must leave questions of the tune file to search on "
+                           f"(it has {total})", project.check_loc)
+    return project.check
 
 
 class CompoundSystem(Application):
+    held_out = "check"      # the tuner's held-out inputs: questions of the tune file
+
     def __init__(self, project: SystemProject):
         self.project = project
         self.name = project.name
@@ -60,10 +77,13 @@ class CompoundSystem(Application):
                                                          project.eval_questions)}
         self.gold = {q.question: q for qs in self.questions.values() for q in qs}
         self.score = answer_score(project.metric, project.root, project.metric_loc)
-        self.tune_inputs = _batches(project.tune_questions,
-                                    len(self.questions[project.tune_questions]), project.batch)
-        self.eval_inputs = _batches(project.eval_questions,
-                                    len(self.questions[project.eval_questions]), project.batch)
+        # the tuner searches on the tune file's first questions; its last ones, held out of
+        # the search, check the picks and decide what ships; the eval file only reports
+        total = len(self.questions[project.tune_questions])
+        searched = total - check_count(project, total)
+        self.tune_inputs = _batches(project.tune_questions, 0, searched, project.batch)
+        self.eval_inputs = _batches(project.tune_questions, searched, total, project.batch)
+        self.split = {"tune": searched, "check": total - searched}   # questions of each
         self.args = clang_args(project.flags, project.root)
         self.c_space: KnobSpace | None = None       # the library's knobs (read from the C)
         self.space: KnobSpace | None = None

@@ -9,10 +9,14 @@ either.
 
 from __future__ import annotations
 
+import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
-from approxcc.system.application import CompoundSystem
+from rich.console import Console
+
+from approxcc.system.application import CompoundSystem, load_system
 from approxcc.system.questions import load_questions
 
 
@@ -47,10 +51,6 @@ def evaluate(system: CompoundSystem, config: Path, questions: Path,
 def evaluate_system(where: str, config: Path, questions: Path,
                     limit: int | None = None) -> dict[str, Any]:
     """`approxcc eval`: build the system of `where` (into a temporary folder) and evaluate."""
-    import tempfile
-
-    from approxcc.system.application import load_system
-
     system = load_system(where)
     load_questions(questions, limit)             # the user's mistakes first, before building
     knobs = system.knob_space().checked(config)
@@ -61,6 +61,42 @@ def evaluate_system(where: str, config: Path, questions: Path,
         finally:
             assert system.library is not None
             system.library.close()
+
+
+def record_eval(where: str, configs: list[Path], console: Console) -> None:
+    """After `approxcc tune SYSTEM`: each configuration written (`configs`) against the exact
+    system on the first `eval_limit` questions of the eval file, its figures added to the
+    file (`qos.loss_eval`, `qos.over_budget_on_eval`, `speedup.eval`; `provenance.questions`
+    counts the questions of each set). They report how the picks do on questions tuning
+    never saw and choose nothing. A configuration written for two budgets runs once."""
+    if not configs:
+        return
+    system = load_system(where)
+    questions, limit = system.project.eval_questions, system.project.eval_limit
+    knobs = {c: system.knob_space().checked(c) for c in configs}
+    done: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory(prefix="approx-eval-") as work:
+        system.build(Path(work), [{}, *knobs.values()])
+        try:
+            for config in configs:
+                key = json.dumps(knobs[config], sort_keys=True)
+                if key not in done:
+                    console.print(f"eval: {config} against the exact system on the eval "
+                                  f"questions (at most {limit})")
+                    done[key] = evaluate(system, config, questions, limit)
+                _record(config, done[key], system.split)
+        finally:
+            assert system.library is not None
+            system.library.close()
+
+
+def _record(config: Path, result: dict[str, Any], split: dict[str, int]) -> None:
+    doc = json.loads(config.read_text())
+    doc["qos"]["loss_eval"] = result["loss"]
+    doc["qos"]["over_budget_on_eval"] = result["loss"] > doc["qos"]["budget"] + 1e-9
+    doc["speedup"]["eval"] = round(result["speedup"], 4)
+    doc["provenance"]["questions"] = {**split, "eval": result["questions"]}
+    config.write_text(json.dumps(doc, indent=2) + "\n")
 
 
 def format_result(result: dict[str, Any]) -> str:

@@ -11,6 +11,10 @@ pipeline = "pipeline.py:RagBm25"   # the Python half: FILE:CLASS, an approxcc.sy
 tune = "../questions/tune.jsonl"   # NQ-open JSONL
 eval = "../questions/eval.jsonl"
 batch = 10                         # questions per tuning input
+check = 60                         # the tune file's last 60: held out of the search, they
+                                   # decide what ships (default: a third of the file)
+eval_limit = 40                    # the tuned configurations measured on the first 40 eval
+                                   # questions, reported only (default 40)
 
 [qos]
 metric = "contains"                # contains | exact | f1 | FILE.py:FUNCTION (scoring.py)
@@ -30,7 +34,7 @@ from approxcc.tune.program import read_project
 FILE = "system.toml"
 _SCHEMA: dict[str, dict[str, type]] = {
     "system": {"name": str, "sources": list, "flags": list, "pipeline": str},
-    "questions": {"tune": str, "eval": str, "batch": int},
+    "questions": {"tune": str, "eval": str, "batch": int, "check": int, "eval_limit": int},
     "qos": {"metric": str},
 }
 _REQUIRED = {"system": ("name", "sources", "pipeline"), "questions": ("tune", "eval"),
@@ -50,6 +54,10 @@ class SystemProject:
     pipeline_loc: SourceLocation
     metric: str = "contains"
     metric_loc: SourceLocation | None = None
+    check: int | None = None            # None: a third of the tune file
+    check_loc: SourceLocation | None = None
+    eval_limit: int = 40
+    tune_loc: SourceLocation | None = None
 
     @property
     def root(self) -> Path:
@@ -86,8 +94,14 @@ def load_project(where: str) -> SystemProject:
     batch = questions.get("batch", 10)
     if batch < 1:
         raise CompileError("'batch' must be at least 1", loc("questions", "batch"))
+    for key in ("check", "eval_limit"):
+        if questions.get(key, 1) < 1:
+            raise CompileError(f"'{key}' must be at least 1", loc("questions", key))
     qos = data.get("qos", {})
     return SystemProject(path.resolve(), system["name"], sources, system.get("flags", []),
                          system["pipeline"], tune, evals, batch, loc("system", "pipeline"),
                          qos.get("metric", "contains"),
-                         loc("qos", "metric") if "metric" in qos else None)
+                         loc("qos", "metric") if "metric" in qos else None,
+                         questions.get("check"),
+                         loc("questions", "check") if "check" in questions else None,
+                         questions.get("eval_limit", 40), loc("questions", "tune"))

@@ -66,7 +66,8 @@ class Application(ABC):
 
     name: str
     tune_inputs: list[str]
-    eval_inputs: list[str]
+    eval_inputs: list[str]      # held out of the search: the picks are checked on them
+    held_out = "eval"           # what the configurations call the figures on eval_inputs
 
     @abstractmethod
     def build(self, workdir: Path) -> None:

@@ -1,8 +1,9 @@
 """What a tuning run produced, from the results DB alone (so `approxcc report` can redo it):
-per budget the pick's speedup and loss on the tuning and on the eval inputs (median and IQR of
-its confirmation repeats, a flag when the eval loss exceeds the budget), the search's
-efficiency (time to 95% of the final front's hypervolume), `pareto.png`, and one configuration
-file per budget."""
+per budget the pick's speedup and loss on the tuning and on the held-out inputs (median and
+IQR of its confirmation repeats, a flag when the held-out loss exceeds the budget), the
+search's efficiency (time to 95% of the final front's hypervolume), `pareto.png`, and one
+configuration file per budget: the budget's pick, or the tighter budget's where the pick lost
+more than its budget on the held-out inputs (`shipped`)."""
 
 from __future__ import annotations
 
@@ -126,8 +127,9 @@ def table(run: Run, chosen: list[Row]) -> Table:
     t = Table(title=f"approxcc tune: {run.program} (run {run.id}, seed {run.seed}, "
                     f"mode {run.mode}, noise ±{(run.noise or 0) / 2:.1%}); median [IQR]",
               caption=reference_text(run))
-    for col in ("budget", "speedup tune", "speedup eval", "gap", "loss tune (bound)",
-                "loss eval", "repeats"):
+    h = held_out(run)
+    for col in ("budget", "speedup tune", f"speedup {h}", "gap", "loss tune (bound)",
+                f"loss {h}", "repeats"):
         t.add_column(col, justify="right")
     t.add_column("knobs", min_width=24, overflow="fold")
     by_budget = {r.budget: r for r in chosen}
@@ -148,33 +150,67 @@ def table(run: Run, chosen: list[Row]) -> Table:
     return t
 
 
+def held_out(run: Run) -> str:
+    """What the run's configurations call its held-out inputs ("eval": a program's eval
+    inputs; "check": a compound system's questions held out of its tune file)."""
+    return str(run.options.get("held_out", "eval"))
+
+
+@dataclass(frozen=True)
+class Shipped:
+    """The configuration written for a budget: its own pick, or (`fallback` says why) the
+    tighter budget's, where its own lost more than the budget on the held-out inputs."""
+
+    budget: float
+    row: Row
+    fallback: str | None = None
+
+
+def shipped(run: Run, chosen: list[Row]) -> list[Shipped]:
+    """Per budget, tightest first, what ships: nothing ships over its budget on the held-out
+    inputs (a budget with no tighter pick to fall back on gets no configuration)."""
+    out: list[Shipped] = []
+    last: Row | None = None
+    for r in sorted(chosen, key=lambda r: r.budget):
+        if not r.over_budget:
+            last = r
+            out.append(Shipped(r.budget, r))
+        elif last is not None and r.loss_eval is not None:
+            out.append(Shipped(r.budget, last, f"the {r.budget * 100:g}% pick lost "
+                                               f"{r.loss_eval.median:.1%} on {held_out(run)}"))
+    return out
+
+
 def write_configs(run: Run, chosen: list[Row], out: Path, db_path: Path) -> list[Path]:
-    """One configuration per budget, in the format `approxcc build --config` reads."""
+    """One configuration per budget (`shipped`), in the format `approxcc build --config`
+    reads."""
     out.mkdir(parents=True, exist_ok=True)
+    h = held_out(run)
     written = []
-    for r in chosen:
-        p = r.pick
+    for s in shipped(run, chosen):
+        r, p = s.row, s.row.pick
         doc = {"approxcc": "1", "program": run.program, "knobs": p.config,
-               "qos": {"metric": run.options.get("metric", ""), "budget": p.budget,
+               "qos": {"metric": run.options.get("metric", ""), "budget": s.budget,
                        "loss_tune": r.loss_tune.median,
                        "loss_bound": p.tune.bound if p.tune else None,
-                       "loss_eval": r.loss_eval.median if r.loss_eval else None,
-                       "over_budget_on_eval": r.over_budget},
+                       f"loss_{h}": r.loss_eval.median if r.loss_eval else None,
+                       f"over_budget_on_{h}": r.over_budget},
                "speedup": {"tune": round(r.speedup_tune.median, 4),
-                           "eval": round(r.speedup_eval.median, 4) if r.speedup_eval
-                           else None},
-               "spread": {name: [s.q1, s.q3] if s else None
-                          for name, s in (("speedup_tune", r.speedup_tune),
-                                          ("speedup_eval", r.speedup_eval),
+                           h: round(r.speedup_eval.median, 4) if r.speedup_eval else None},
+               "spread": {name: [v.q1, v.q3] if v else None
+                          for name, v in (("speedup_tune", r.speedup_tune),
+                                          (f"speedup_{h}", r.speedup_eval),
                                           ("loss_tune", r.loss_tune),
-                                          ("loss_eval", r.loss_eval))},
+                                          (f"loss_{h}", r.loss_eval))},
                "provenance": {"seed": run.seed, "mode": run.mode, "run": run.id,
                               "config_hash": p.hash, "db": str(db_path),
                               "source": run.source, "versions": run.versions,
                               "host": run.host}}
+        if s.fallback:
+            doc["provenance"]["fallback"] = s.fallback
         if run.options.get("reference"):    # seconds on the tuning inputs, of each
             doc["reference"] = run.options["reference"]
-        path = out / f"{budget_name(p.budget)}.json"
+        path = out / f"{budget_name(s.budget)}.json"
         path.write_text(json.dumps(doc, indent=2) + "\n")
         written.append(path)
     return written
@@ -213,15 +249,17 @@ def plot(db: ResultsDB, run: Run, path: Path, chosen: list[Row] | None = None,
     if evals and base_e:
         f = _by_loss(evals)
         ax.step([e.loss or 0.0 for e in f], [base_e / (e.time or 1) for e in f], where="post",
-                color="black", linestyle="--", linewidth=0.9, label="front (eval, one run)")
+                color="black", linestyle="--", linewidth=0.9,
+                label=f"front ({held_out(run)}, one run)")
     for r in chosen if chosen is not None else rows(db, run):
         for sp, lo, face, label in ((r.speedup_tune, r.loss_tune, "tab:green", "picks (tune)"),
-                                    (r.speedup_eval, r.loss_eval, "none", "picks (eval)")):
+                                    (r.speedup_eval, r.loss_eval, "none",
+                                     f"picks ({held_out(run)})")):
             if sp is None or lo is None:
                 continue
             ax.errorbar([lo.median], [sp.median], xerr=[[lo.median - lo.q1], [lo.q3 - lo.median]],
                         yerr=[[sp.median - sp.q1], [sp.q3 - sp.median]], fmt="*", ms=11,
-                        mfc=face, mec="tab:red" if label.endswith("(eval)") and r.over_budget
+                        mfc=face, mec="tab:red" if face == "none" and r.over_budget
                         else "tab:green", ecolor="grey", capsize=3, label=label)
             top = max(top, sp.q3)
     for label, points in (marks or {}).items():
@@ -258,14 +296,20 @@ def stdout_console() -> Console:
     return console if console.is_terminal else Console(width=PIPED_WIDTH)
 
 
-def report(db: ResultsDB, run: Run, out: Path, console: Console) -> list[Row]:
-    """Table on the console, configurations and pareto.png in `out`."""
+def report(db: ResultsDB, run: Run, out: Path, console: Console) -> list[Path]:
+    """Table on the console, configurations and pareto.png in `out`; returns the
+    configurations written."""
     chosen = rows(db, run)
     console.print(table(run, chosen))
+    ships = {s.budget: s for s in shipped(run, chosen)}
     for r in chosen:
         if r.over_budget and r.loss_eval is not None:
+            instead = ships.get(r.budget)
             console.print(f"[bold red]warning:[/] the {r.budget:.1%} pick loses "
-                          f"{r.loss_eval.median:.2%} on the eval inputs: more than its budget")
+                          f"{r.loss_eval.median:.2%} on the {held_out(run)} inputs: more than "
+                          f"its budget; " + (f"the {instead.row.budget:.1%} pick is written "
+                                             f"for it" if instead else "nothing is written "
+                                             "for it"))
     eff = efficiency(db, run)
     if eff.to_fraction is not None:
         console.print(f"search efficiency: {HV_FRACTION:.0%} of the final front's hypervolume "
@@ -278,4 +322,4 @@ def report(db: ResultsDB, run: Run, out: Path, console: Console) -> list[Row]:
     console.print(f"{len(evaluations)} evaluations ({failed} failed) and "
                   f"{len(db.confirmations(run.id))} confirmation repeats in {db.path}; "
                   f"wrote {', '.join(str(c) for c in configs)} and {png}")
-    return chosen
+    return configs

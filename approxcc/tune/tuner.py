@@ -219,6 +219,7 @@ class Tuner:
             self.run_id = previous.id
             return
         options = json.loads(json.dumps(asdict(self.opts), default=str))   # paths as text
+        options["held_out"] = self.app.held_out
         if (reference := self.app.reference()) is not None:
             options["reference"] = reference      # what the exact run's time is the faster of
         self.run_id = self.db.new_run(self.app.name, self.app.describe(), self.opts.seed,
