@@ -200,8 +200,10 @@ class _Compiles:
         (`widens`, `rows`), recording the vmfb in `item["vmfb"]` and the flags in
         `item["flags"]`. A vmfb the build folder already has (same module, flags and
         compiler) is kept: a rebuild compiles what changed."""
-        if "weights" not in item:   # saved once a vmfb will read them
-            item["weights"] = _save_weights(self.out, self.stored[item["id"]])
+        if "weights" not in item:   # saved once a vmfb will read them, then let go (a
+            # model's variants each hold a copy of its weights: a 270M-parameter decoder's
+            # 64 variants kept in memory took 22 GB and the build was killed)
+            item["weights"] = _save_weights(self.out, self.stored.pop(item["id"]))
         mlir = self.out / item["mlir"]
         if flags is None:
             flags = target_flags(target, item["widens"], item["rows"])
@@ -319,7 +321,11 @@ def _function_entry(fn: DecoratedFunction, module: ModuleOp, out: Path, targets:
                    "input_args": [j - n_w for j in exported.kept if j >= n_w]}
         variants.append(variant)
         by_name[variant["name"]] = variant
-        weights_of[variant["name"]] = stored
+        if variant_fn.sym_name.data in branch_names:
+            weights_of[variant["name"]] = stored    # a dispatch compiles them together
+        else:   # compiled alone: submitted now, so that its weights are written and let go
+            for t in targets:
+                compiles.submit(variant, fn.name, t)
     dispatches = []
     for i, dispatch_fn in enumerate(kept_dispatches):
         branches = [by_name[b.root_reference.data]  # type: ignore[attr-defined]
@@ -339,10 +345,6 @@ def _function_entry(fn: DecoratedFunction, module: ModuleOp, out: Path, targets:
         for b in branches:
             b["dispatch"] = dispatch["id"]
         dispatches.append(dispatch)
-    for variant in variants:
-        if "dispatch" not in variant:
-            for t in targets:
-                compiles.submit(variant, fn.name, t)
     return {
         "loc": f"{fn.afn.loc.file}:{fn.afn.loc.line}",
         "inputs": [_sig(a) for a in fn.inputs],
