@@ -449,15 +449,16 @@ class Compilation:
                    "link", prepare=check)
 
     def model_job(self, model: str) -> Job:
-        """A .py model: every variant compiled with IREE: `approxcc -cc1 ml-build`; with
-        `-S -emit-mlir`, its approx IR."""
+        """A .py model: every variant compiled with IREE (with `--config`, those it selects):
+        `approxcc -cc1 ml-build`; with `-S -emit-mlir`, its approx IR."""
         if self.opts.emit == "approx":   # -emit-mlir: the approx IR
             ir_out = self.opts.output or f"{Path(model).stem}.mlir"
             return Job([*approxcc_command(), "-cc1", "ml-emit", model, "-o", ir_out],
                        "ml-emit", lambda: cc1.model_emit(model, ir_out))
         out = self.opts.output or Path(model).stem
         targets = self.opts.ml_targets or "cpu"
-        keep_going = self.opts.keep_going
+        keep_going, config = self.opts.keep_going, self.opts.config
         return Job([*approxcc_command(), "-cc1", "ml-build", model, "-o", out,
-                    f"--target={targets}", *(["--keep-going"] if keep_going else [])],
-                   "ml-build", lambda: cc1.model_build(model, out, targets, keep_going))
+                    f"--target={targets}", *(["--keep-going"] if keep_going else []),
+                    *(["--config", config] if config else [])],
+                   "ml-build", lambda: cc1.model_build(model, out, targets, keep_going, config))

@@ -478,6 +478,7 @@ def _check_accuracy(program: MLProgram, manifest: Manifest, compiles: _Compiles,
         chosen = {}
         for runner in alone:
             _choose_backend(prog, fn, runner, inputs, mode, xla.TIME_BUDGET_S / len(alone))
+            prog.release()   # one variant's forms in memory at a time (a model's are GBs)
             if "backend" in runner:   # the vmfb is checked (and its flags kept) first
                 chosen[runner["id"]] = runner["backend"]
                 runner["backend"] = {CHECK_TARGET: "iree"}
