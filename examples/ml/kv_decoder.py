@@ -194,23 +194,31 @@ def example_args(dec: KVDecoder) -> dict[str, tuple[Any, ...]]:
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def build(source: Path, out: Path) -> Path:
+def build(source: Path, out: Path, config: dict | None = None) -> Path:
     """`out/manifest.json`: `approxcc SOURCE -o OUT --target=cpu` (its own process: a model's
-    variants take gigabytes while they are exported), run unless the build was made from the
-    same decorated module `source`, this file, the model code and approxcc.ml (a digest of
+    variants take gigabytes while they are exported), with `config` (a configuration) `--config`
+    it: the variants it selects only; run unless the build was made from the same decorated
+    module `source`, configuration, this file, the model code and approxcc.ml (a digest of
     their text in `out/inputs.sha1`; a rebuild recompiles only the variants whose StableHLO
     changed)."""
     import hashlib
+    import json
     import subprocess
     import sys
 
     inputs = [source, Path(__file__), *sorted((ROOT / "workloads" / "models").glob("*.py")),
               *sorted((ROOT / "approxcc" / "ml").glob("*.py"))]
-    digest = hashlib.sha1(b"".join(p.read_bytes() for p in inputs)).hexdigest()
+    selected = json.dumps(config, sort_keys=True).encode() if config else b""
+    digest = hashlib.sha1(b"".join(p.read_bytes() for p in inputs) + selected).hexdigest()
     manifest, stamp = out / "manifest.json", out / "inputs.sha1"
     if not manifest.exists() or not stamp.exists() or stamp.read_text() != digest:
-        subprocess.run([str(Path(sys.executable).parent / "approxcc"), str(source), "-o",
-                        str(out), "--target=cpu"], check=True)
+        argv = [str(Path(sys.executable).parent / "approxcc"), str(source), "-o", str(out),
+                "--target=cpu"]
+        if config:
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "config.json").write_text(selected.decode())
+            argv += ["--config", str(out / "config.json")]
+        subprocess.run(argv, check=True)
         stamp.write_text(digest)
     return manifest
 

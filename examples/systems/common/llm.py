@@ -37,16 +37,19 @@ accuracy from 63% to 68% (rag_bm25) and from 59% to 64% (rag_kb): free generatio
 paraphrases or contradicts the passage ("Film producer" for *filmmaker*, "German" for a
 Dutch physicist the passage calls Dutch).
 
-The decode and prefill steps of each model are a user program (`DECODE_PROGRAM`, written under
-~/.cache/approxcc/systems with the shortlist it restricts to) built by approxcc once: a fresh
-build exports and compiles its variants in ten minutes or so; later runs (and tuning) load
-the build while its inputs are unchanged.
+The decode and prefill steps of each model are two user programs (`DECODE_PROGRAM`,
+`PREFILL_PROGRAM`, written under ~/.cache/approxcc/systems with the shortlist it restricts to)
+built by approxcc once: a fresh build of every variant exports and compiles 12 decode and 52
+prefill variants in tens of minutes; a configuration's (`approxcc eval`) compiles only its
+own (approxcc's `--config`). Later runs (and tuning) load the builds while their inputs are
+unchanged.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,13 +63,12 @@ ML_EXAMPLES = Path(__file__).resolve().parents[2] / "ml"     # kv_decoder: the c
 # The built prefills, for prompts of ~80-340 tokens: a prompt is padded to the shortest that
 # holds it, so the steps are fine where the approximate systems' prompts are (80-160 tokens)
 PREFILL_BUCKETS = (80, 96, 112, 128, 144, 160, 192, 224, 256, 288, 320, 352, 384)
-# The answer's decode and prefill steps as a user program: its `llm_quant` (W8A8) and
-# `llm_precision` (bf16) knobs are the systems' `llm_quant`, its `llm_vocab` theirs,
-# `llm_prefill_<n>` (W8A8) and `llm_prefill_precision_<n>` (bf16) their `llm_prefill` for
-# each prompt length.
-DECODE_PROGRAM = '''"""The RAG systems' answer steps of {model} (written by
-examples/systems/common/llm.py): W8A8 or bf16 and a head restricted to the corpus's tokens,
-and a W8A8 or bf16 prefill per prompt length."""
+# The answer's decode and prefill steps as two user programs: the decode step's `llm_quant`
+# (W8A8, W8A16) and `llm_precision` (bf16) knobs are the systems' `llm_quant`, its
+# `llm_vocab` theirs; the prefill program's `llm_prefill_<n>` (W8A8) and
+# `llm_prefill_precision_<n>` (bf16) their `llm_prefill`, one a prompt length.
+STEP_HEADER = '''"""The RAG systems' answer {what} of {model} (written by
+examples/systems/common/llm.py)."""
 import sys
 
 import numpy as np
@@ -77,7 +79,8 @@ from kv_decoder import kv_decoder, live_input  # noqa: E402
 from approxcc import approx  # noqa: E402
 
 DECODER = kv_decoder({model!r}, max_len={max_len})
-CORPUS_HEAD = DECODER.restrict_params(np.load({shortlist!r}))
+'''
+DECODE_PROGRAM = '''CORPUS_HEAD = DECODER.restrict_params(np.load({shortlist!r}))
 
 
 @approx.knob("llm_vocab", transform="func_substitute",
@@ -88,12 +91,8 @@ def decode_step(params, token, pos, live, *cache):
     return DECODER.decode(params, token, pos, live, *cache)
 
 
-{prefills}
-
 APPROX_EXAMPLE_ARGS = {{"decode_step": (DECODER.model.params, np.int32(0), np.int32(0),
-                                        live_input({max_len}), *DECODER.cache),
-                       **{{f"prefill_{{n}}": (DECODER.model.params, np.zeros(n, np.int32),
-                                            *DECODER.cache) for n in {buckets}}}}}
+                                        live_input({max_len}), *DECODER.cache)}}
 '''
 PREFILL_FUNCTION = '''
 
@@ -101,6 +100,12 @@ PREFILL_FUNCTION = '''
 @approx.knob("llm_prefill_precision_{n}", transform="precision", values=["f32", "bf16"])
 def prefill_{n}(params, tokens, *cache):
     return DECODER.fill(params, tokens, *cache)
+'''
+PREFILL_PROGRAM = '''{prefills}
+
+
+APPROX_EXAMPLE_ARGS = {{f"prefill_{{n}}": (DECODER.model.params, np.zeros(n, np.int32),
+                                         *DECODER.cache) for n in {buckets}}}
 '''
 
 
@@ -129,6 +134,7 @@ class Llm:
         self.prefills: dict[tuple[int, int], Any] = {}
         self.decoders: dict[tuple[int, int, int, int], Any] = {}
         self.built_prefills: dict[tuple[int, int], BuiltPrefill] = {}
+        self.every = False      # build every variant of the steps (prepare: more than one)
         self.warm: set[tuple[Any, ...]] = set()
 
     def base(self, model: int) -> Any:
@@ -176,9 +182,10 @@ class Llm:
             self.prefills[key] = JaxRunner(self.model(model, layers), max_len=MAX_LEN)
         return self.prefills[key]
 
-    def build(self, model: int) -> Path:
-        """The manifest of `model`'s DECODE_PROGRAM, built by approxcc for the CPU (a folder
-        per model and shortlist; reused while its inputs are unchanged)."""
+    def build(self, model: int, program: str, config: dict[str, Any] | None = None) -> Path:
+        """The manifest of `model`'s "decode" or "prefill" program built by approxcc for the
+        CPU: every variant, or with `config` those it selects only (a folder per model,
+        shortlist and selection; reused while its inputs are unchanged)."""
         from workloads.packages import cache_dir
 
         name = self.names[model]
@@ -188,14 +195,22 @@ class Llm:
         shortlist = folder / "shortlist.npy"
         if not shortlist.exists():
             np.save(shortlist, ids)
-        source = folder / "answer_decode.py"
-        text = DECODE_PROGRAM.format(
-            model=name, max_len=MAX_LEN, shortlist=str(shortlist), examples=str(ML_EXAMPLES),
-            buckets=PREFILL_BUCKETS,
+        body = DECODE_PROGRAM if program == "decode" else PREFILL_PROGRAM
+        text = STEP_HEADER.format(what=f"{program} step", model=name, max_len=MAX_LEN,
+                                  examples=str(ML_EXAMPLES)) + body.format(
+            shortlist=str(shortlist), max_len=MAX_LEN, buckets=PREFILL_BUCKETS,
             prefills="".join(PREFILL_FUNCTION.format(n=n) for n in PREFILL_BUCKETS))
+        source = folder / f"answer_{program}.py"
         if not source.exists() or source.read_text() != text:
             source.write_text(text)
-        return kv_decoder().build(source, folder / "build")
+        out = folder / f"build-{program}"
+        full = out / "manifest.json"
+        if config is None or full.exists():       # a build of every variant serves any
+            return kv_decoder().build(source, out)
+        selected = json.dumps(config, sort_keys=True)
+        return kv_decoder().build(source, folder / f"build-{program}-"
+                                              f"{hashlib.sha1(selected.encode()).hexdigest()[:8]}",
+                                  config)
 
     def decode_runner(self, v: Variant) -> Any:
         """The exact variant decodes with its prefill's runner; W8A8 and bf16 with
@@ -207,7 +222,9 @@ class Llm:
             elif v.quant:
                 if v.layers:
                     raise ValueError("the built decode step is the whole model's only")
-                self.decoders[key] = built_decoder(self.build(v.model), v.quant, v.vocab)
+                config = decode_config(v.quant, v.vocab)
+                manifest = self.build(v.model, "decode", None if self.every else config)
+                self.decoders[key] = built_decoder(manifest, config)
             else:
                 from workloads.models.decode import JaxRunner
 
@@ -218,14 +235,23 @@ class Llm:
     def built_prefill(self, model: int, kind: int) -> BuiltPrefill:
         """The prefill steps of `model`'s build: kind 1 W8A8, 2 bf16."""
         if (model, kind) not in self.built_prefills:
+            config = prefill_config(kind)
+            manifest = self.build(model, "prefill", None if self.every else config)
             self.built_prefills[model, kind] = BuiltPrefill.load(
-                self.build(model), self.base(model).new_cache(MAX_LEN), kind)
+                manifest, self.base(model).new_cache(MAX_LEN), config)
         return self.built_prefills[model, kind]
 
     def prepare(self, variants: list[Variant]) -> float:
         """Build every runner of `variants` now (approxcc builds or loads the program), so
-        that no timed run waits for one; returns the seconds that took."""
+        that no timed run waits for one; returns the seconds that took. Where they use one
+        built decode step and one kind of built prefill (a configuration and the exact
+        system), only those variants are compiled; more, and every variant is (one build
+        serves them all)."""
         start = time.perf_counter()
+        built = {(v.quant, v.vocab) for v in variants if v.quant} | \
+            {("prefill", v.prefill) for v in variants if v.prefill}
+        self.every = self.every or len({k for k in built if k[0] != "prefill"}) > 1 or \
+            len({k for k in built if k[0] == "prefill"}) > 1
         for v in variants:
             self.decode_runner(v)
             if v.prefill:
@@ -305,14 +331,25 @@ def kv_decoder() -> Any:
     return kv_decoder
 
 
-def built_decoder(manifest: Path, quant: int, vocab: int) -> Any:
-    """A variant of the built decode step (quant 1 W8A8, 2 bf16, 3 W8A16) as a `CachedStep`
-    (its cache set by `set_cache`: the prefill's)."""
+def decode_config(quant: int, vocab: int) -> dict[str, Any]:
+    """The configuration of the built decode step's variant (quant 1 W8A8, 2 bf16, 3
+    W8A16)."""
+    return {"approxcc": "1", "knobs": {"llm_quant": {"value": {1: 1, 3: 2}.get(quant, 0)},
+                                       "llm_precision": {"value": int(quant == 2)},
+                                       "llm_vocab": {"value": vocab}}}
+
+
+def prefill_config(kind: int) -> dict[str, Any]:
+    """The configuration of the built prefill steps: kind 1 W8A8, 2 bf16."""
+    knob = {1: "llm_prefill_{}", 2: "llm_prefill_precision_{}"}[kind]
+    return {"approxcc": "1", "knobs": {knob.format(n): {"value": 1} for n in PREFILL_BUCKETS}}
+
+
+def built_decoder(manifest: Path, config: dict[str, Any]) -> Any:
+    """The built decode step's variant of `config` as a `CachedStep` (its cache set by
+    `set_cache`: the prefill's)."""
     from approxcc.ml.runtime import load
 
-    config = {"approxcc": "1", "knobs": {"llm_quant": {"value": {1: 1, 3: 2}.get(quant, 0)},
-                                         "llm_precision": {"value": int(quant == 2)},
-                                         "llm_vocab": {"value": vocab}}}
     return kv_decoder().CachedStep(load(manifest, config=config).decode_step.on_device, ())
 
 
@@ -324,15 +361,12 @@ class BuiltPrefill:
     empty: list[np.ndarray]         # an empty cache: keys of every layer, then values
 
     @staticmethod
-    def load(manifest: Path, empty: Any, kind: int) -> BuiltPrefill:
-        """Kind 1: the W8A8 steps; 2: the bf16 ones."""
+    def load(manifest: Path, empty: Any, config: dict[str, Any]) -> BuiltPrefill:
+        """The steps `config` (`prefill_config`) selects."""
         import jax
 
         from approxcc.ml.runtime import load
 
-        knob = {1: "llm_prefill_{}", 2: "llm_prefill_precision_{}"}[kind]
-        config = {"approxcc": "1", "knobs": {knob.format(n): {"value": 1}
-                                             for n in PREFILL_BUCKETS}}
         return BuiltPrefill(load(manifest, config=config),
                             [np.asarray(c) for c in jax.tree_util.tree_leaves(empty)])
 

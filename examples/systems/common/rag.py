@@ -145,11 +145,14 @@ class RagPipeline(Pipeline):
         of these to build."""
         if type(self).generate is not RagPipeline.generate:
             return 0.0
-        values = used_values(self.knobs, configs)
-        return self.llm.prepare([llm.Variant(m, k, q, v, prefill=p) for m in values["llm_model"]
-                                 for k in values.get("llm_layers", (0,))
-                                 for q in values["llm_quant"] for v in values["llm_vocab"]
-                                 for p in values.get("llm_prefill", (0,))])
+        # each configuration's own combinations (the exact system's and one configuration's
+        # are few: only theirs are compiled), every combination when tuning (configs None)
+        per_config = [None] if configs is None else [[c] for c in configs]
+        return self.llm.prepare(list(dict.fromkeys(
+            llm.Variant(m, k, q, v, prefill=p) for values in
+            (used_values(self.knobs, c) for c in per_config) for m in values["llm_model"]
+            for k in values.get("llm_layers", (0,)) for q in values["llm_quant"]
+            for v in values["llm_vocab"] for p in values.get("llm_prefill", (0,)))))
 
     def generate(self, prompt: str, model: int, layers: int) -> Timed:
         """Greedy answer to the end of its first line, decoded as `self.decoding` says."""
