@@ -157,7 +157,7 @@ def summarize(prog: ProgramResult, manifest: dict[str, Any], entry: str,
         result.bound, result.broken = acc.get("bound"), bool(acc.get("broken"))
         if acc.get("error"):
             result.error = acc["error"]
-        if v["id"] in failed or "cpu" not in v.get("vmfb", {}) and not v.get("dispatch"):
+        if v["id"] in failed or not runs_on_cpu(v):
             shown = ",".join(f"{k}={_text(x)}" for k, x in labels.items())
             result.error = "not built: " + not_built.get(shown, "IREE failed to compile it")
         prog.variants.append(result)
@@ -165,6 +165,13 @@ def summarize(prog: ProgramResult, manifest: dict[str, Any], entry: str,
     if timings:
         apply_timings(prog, timings)
     return prog
+
+
+def runs_on_cpu(variant: dict[str, Any]) -> bool:
+    """The build runs `variant` on the CPU: its vmfb, its dispatch's, or its XLA form (one
+    IREE cannot compile, e.g. a LAPACK custom call, runs on XLA)."""
+    return ("cpu" in variant.get("vmfb", {}) or bool(variant.get("dispatch"))
+            or (variant.get("backend") or {}).get("cpu") == "xla")
 
 
 def apply_timings(prog: ProgramResult, timings: dict[str, Any]) -> None:
@@ -362,7 +369,7 @@ def time_one(name: str, args: argparse.Namespace) -> None:
     rel: dict[str, float] = {}
     fn = manifest["functions"][entry]
     for v in fn["variants"]:
-        if "cpu" not in v.get("vmfb", {}) and not v.get("dispatch"):
+        if not runs_on_cpu(v):
             continue
         config = {"approxcc": "1", "knobs": {k: {"value": x} for k, x in v["choice"].items()}}
         try:

@@ -167,3 +167,19 @@ def test_iree_runs_a_variant_only_where_clearly_faster_than_xla(iree_ms: float,
     """XLA compiles what jax.jit compiles: an IREE form within timing noise of it (an exact
     variant 10% slower than jax.jit came from such a pick) leaves the variant to XLA."""
     assert faster({"iree": iree_ms, "xla": 10.0}) == chosen
+
+
+def test_the_exact_variant_runs_what_jax_jit_runs(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """By default (auto) the exact variant is XLA's whatever the build timed: an IREE exact
+    chosen on a few noisy calls ran 0.74x jax.jit in the corpus bench (mnist_mlp)."""
+    import approxcc.ml.xla
+
+    monkeypatch.delenv(BACKEND_ENV, raising=False)
+    monkeypatch.setattr(approxcc.ml.xla, "faster", lambda times: "iree")  # IREE timed faster
+    (tmp_path / "model.py").write_text(MODEL)
+    built = build_model(tmp_path / "model.py", tmp_path / "out", ["cpu"]).path
+    variants = json.loads(built.read_text())["functions"]["solve"]["variants"]
+    exact = next(v for v in variants if v["name"] == "solve.exact")
+    assert exact["backend"] == {"cpu": "xla"} and set(exact["time_ms"]) == {"iree", "xla"}
+    assert all(v["backend"] == {"cpu": "iree"} for v in variants if v is not exact)

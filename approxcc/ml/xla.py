@@ -5,7 +5,8 @@ IREE's CPU code is several times slower than `jax.jit` on some functions (convol
 each variant that has its own CPU vmfb (not one a dispatch runs) also as
 `OUT/xla/<function>-<hash>.jaxexport` (`Exported.serialize()`), times both forms side by
 side on the example inputs (`side_by_side`) and records under the variant's `backend.cpu`
-XLA unless IREE is clearly faster (`faster`), and under `time_ms` both medians.
+XLA unless IREE is clearly faster (`faster`; the exact variant: XLA, what jax.jit runs),
+and under `time_ms` both medians.
 `APPROXCC_ML_CPU_BACKEND` (`auto`, the default; `xla`; `iree`: no XLA form, as before) or
 `build_model(cpu_backend=...)` forces the choice.
 The runtime (`ml/runtime.py`) runs an `xla` variant here (`XlaRunner`) on a CPU driver; a
