@@ -121,3 +121,12 @@ def test_corpus_table_is_well_formed(bench):
         assert p["paths"] and p["covers"] and p["entry"]
         wrapper = ROOT / "bench" / "jax_corpus" / p["wrapper"]
         assert f"def {p['entry']}(" in wrapper.read_text(), p["name"]
+
+
+def test_a_variant_xla_runs_for_iree_is_timed_not_reported_unbuilt(bench):
+    """A variant IREE cannot compile (control_lqr's LAPACK call) has no vmfb and runs on its
+    XLA form: it is built, and timed like the rest."""
+    lapack = variant("f.v0", {}, 0.0, built=False, backend="xla")
+    assert bench.runs_on_cpu(lapack)
+    assert not bench.runs_on_cpu(variant("f.v1", {}, 0.0, built=False))
+    assert bench.runs_on_cpu(variant("f.v2", {}, 0.0))
