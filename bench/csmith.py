@@ -47,7 +47,7 @@ import sys
 import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -77,6 +77,7 @@ MODES: dict[str, Mode] = {
 OUTCOMES = ("match", "mismatch", "ice", "traceback", "build-failure", "timeout", "no-site")
 BUGS = ("mismatch", "ice", "traceback")
 # Smaller programs than Csmith's default (≈1,500 lines): a few seconds through the frontend.
+CHECKPOINT_EVERY = 25   # results between two writes of the JSON file
 SMALL = ("--max-funcs", "4", "--max-block-depth", "3", "--max-expr-complexity", "6")
 
 
@@ -411,8 +412,11 @@ def _short(text: str) -> str:
 # -- a campaign --------------------------------------------------------------------------------
 
 def campaign(seeds: Iterable[int], modes: Sequence[str], settings: Settings, jobs: int,
-             console: Console | None = None) -> list[Result]:
-    """Every seed in every mode, `jobs` at a time; the results in (seed, mode) order."""
+             console: Console | None = None,
+             checkpoint: Callable[[list[Result]], None] | None = None) -> list[Result]:
+    """Every seed in every mode, `jobs` at a time; the results in (seed, mode) order.
+    `checkpoint` gets the results so far every CHECKPOINT_EVERY of them (a campaign of
+    hours that is stopped keeps what it measured)."""
     programs = [Program(seed, settings) for seed in seeds]
     tasks = [(p, m) for p in programs for m in modes]
     results: list[Result] = []
@@ -432,6 +436,8 @@ def campaign(seeds: Iterable[int], modes: Sequence[str], settings: Settings, job
                 shutil.rmtree(result.folder, ignore_errors=True)
             progress.update(bar, advance=1,
                             tally=" ".join(f"{k}={v}" for k, v in sorted(tally.items())))
+            if checkpoint is not None and len(results) % CHECKPOINT_EVERY == 0:
+                checkpoint(results)
     for p in programs:   # the generated program and the reference binary of clean seeds
         if not settings.keep and all(r.outcome in ("match", "skipped", "no-site")
                                      for r in results if r.seed == p.seed):
@@ -655,18 +661,22 @@ def main(first: int, count: int, listed: str, modes: str, jobs: int, timeout: fl
         raise click.ClickException(f"this approxcc does not take {FORCE_MLIR}: "
                                    f"run --modes default,annotated-default")
     started = time.monotonic()
-    results = campaign(_seeds(first, count, listed), chosen, settings, jobs, console)
+
+    def meta(finished: bool) -> dict[str, object]:
+        return {"csmith_args": settings.csmith_args, "modes": chosen, "timeout": timeout,
+                "jobs": jobs, "seconds": time.monotonic() - started, "finished": finished,
+                "csmith": _version(["csmith", "--version"], settings.work),
+                "gcc": _version(["cc", "--version"], settings.work)}
+
+    results = campaign(_seeds(first, count, listed), chosen, settings, jobs, console,
+                       lambda so_far: write_json(json_path, so_far, meta(False)))
     if reducing:
         for r in results:
             if r.outcome in ("mismatch", "ice"):
                 reduced = reduce(r, settings, jobs, reduce_timeout, console)
                 r.reduced = str(reduced) if reduced else "(not reduced)"
-    seconds = time.monotonic() - started
-    report(results, seconds, console)
-    write_json(json_path, results, {"csmith_args": settings.csmith_args, "modes": chosen,
-                                    "timeout": timeout, "jobs": jobs, "seconds": seconds,
-                                    "csmith": _version(["csmith", "--version"], settings.work),
-                                    "gcc": _version(["cc", "--version"], settings.work)})
+    report(results, time.monotonic() - started, console)
+    write_json(json_path, results, meta(True))
     console.print(f"results: {json_path}")
     sys.exit(1 if any(r.outcome in BUGS for r in results) else 0)
 
