@@ -83,3 +83,6 @@ def test_tune_writes_a_configuration_per_budget_that_eval_confirms(qa: Path) -> 
     result = json.loads(checked.stdout)
     pick = json.loads((out / "5pct.json").read_text())
     assert result["loss"] == pick["qos"]["loss_eval"]   # the figure tune recorded
+    approxcc_ok("report", out / "results.db", "--out", out)   # rewrites the configurations
+    again = json.loads((out / "5pct.json").read_text())
+    assert again["speedup"] == pick["speedup"] and again["qos"] == pick["qos"]

@@ -211,9 +211,26 @@ def write_configs(run: Run, chosen: list[Row], out: Path, db_path: Path) -> list
         if run.options.get("reference"):    # seconds on the tuning inputs, of each
             doc["reference"] = run.options["reference"]
         path = out / f"{budget_name(s.budget)}.json"
+        _keep_added_figures(doc, path)
         path.write_text(json.dumps(doc, indent=2) + "\n")
         written.append(path)
     return written
+
+
+def _keep_added_figures(doc: dict[str, Any], path: Path) -> None:
+    """Figures added to `path` after tuning (a compound system's eval questions,
+    `system.evaluate.record_eval`) stay when the report rewrites the same configuration
+    (`approxcc report`)."""
+    try:
+        old = json.loads(path.read_text())
+        same = old["provenance"]["config_hash"] == doc["provenance"]["config_hash"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return
+    if same:
+        for part in ("qos", "speedup"):
+            doc[part] = {**old.get(part, {}), **doc[part]}
+        if "questions" in old["provenance"]:
+            doc["provenance"]["questions"] = old["provenance"]["questions"]
 
 
 def plot(db: ResultsDB, run: Run, path: Path, chosen: list[Row] | None = None,
