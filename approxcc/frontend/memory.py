@@ -190,7 +190,7 @@ class MemoryEmitter:
 
     def member(self, obj: LValue, field: Cursor, ctype) -> LValue:
         """`obj.field`, of type `ctype` (a union's members all start at its address)."""
-        if not c_types.is_record(obj.ctype):
+        if not c_types.is_record(obj.ctype) or c_types.is_packed(obj.ctype):
             raise UnsupportedType(obj.ctype.spelling)
         bits = c_types.field_offset(obj.ctype, field)
         ptr = self.b.gep(self.address(obj), self.b.index(bits // 8), i8)
