@@ -330,8 +330,8 @@ def tune_cmd(target: str, budgets: str, time_limit: str, parallel: int, cluster:
     def body() -> int:
         from approxcc.system import is_system, load_system
 
-        system = is_system(target)
-        if system:  # a compound system: QoS is its answers' score (system.toml)
+        compound_system = is_system(target)
+        if compound_system:  # QoS is its answers' score (system.toml)
             compound = load_system(target)
             app, root, qos = compound, compound.project.root, compound.project.metric
         else:   # a C/C++ or a JAX program's approx.toml
@@ -345,9 +345,10 @@ def tune_cmd(target: str, budgets: str, time_limit: str, parallel: int, cluster:
                            confirm_repeats=confirm_repeats,
                            confirm_candidates=confirm_candidates,
                            start_from=[Path(p) for p in start_from])
+
         def reporter(results: ResultsDB, run_id: int) -> None:
             configs = report(results, results.run(run_id), out_dir, stdout_console())
-            if system:   # and how the configurations do on the eval questions
+            if compound_system:   # and how the configurations do on the eval questions
                 from approxcc.system.evaluate import record_eval
 
                 record_eval(target, configs, stdout_console())

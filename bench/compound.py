@@ -15,7 +15,7 @@ For each system (default: every examples/systems/*/system.toml except tiny's):
    its budget on them gives way to the tighter budget's), and the first `eval_limit`
    questions of the eval file are recorded beside, choosing nothing (docs/systems.md);
 3. the Fig. 6 table (budget: the mode shipped, speedup and loss on tune, check and eval,
-   the fallback), `<out>/<system>/tuned/pareto.png` (tuning time in the title), `--json`,
+   the fallback), `<out>/<system>/tuned/pareto.png`, `--json`,
    and the configurations written as examples/systems/<system>/configs/budget-{3,6,9}.json.
 
 `--llm` measures the LLM variants instead, side by side on the exact prompts of rag_bm25's
@@ -40,7 +40,6 @@ configurations and plot (`tuned/`), and results.json.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import statistics
@@ -58,7 +57,7 @@ from approxcc.system.evaluate import record_eval
 from approxcc.system.questions import load_questions
 from approxcc.tune import TuneOptions, tune
 from approxcc.tune.db import ResultsDB
-from approxcc.tune.report import plot, report, rows
+from approxcc.tune.report import report
 from approxcc.tune.space import is_dynamic_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -104,15 +103,10 @@ def tune_system(system: CompoundSystem, where: Path, out: Path, args: argparse.N
     """`approxcc tune SYSTEM` (both modes, the check questions held out, the fallback, the
     eval questions recorded), its searches starting from `starts`: the configurations it
     writes, one per budget."""
-    began = time.monotonic()
     written: list[Path] = []
 
     def reporter(db: ResultsDB, run_id: int) -> None:
-        run = db.run(run_id)
-        written.extend(report(db, run, out, console))
-        minutes = (time.monotonic() - began) / 60
-        titled = dataclasses.replace(run, program=f"{system.name}, tuned in {minutes:.1f} min")
-        plot(db, titled, out / "pareto.png", rows(db, run))
+        written.extend(report(db, db.run(run_id), out, console))
         record_eval(str(where), written, console)
 
     # A batch's first run of a variant compiles (XLA) outside its stage times: the tuner's
@@ -251,15 +245,14 @@ def llm_speed(args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
-def shipped_configs(where: Path, keep: Path) -> list[tuple[Path, bool]]:
+def shipped_configs(where: Path, keep: Path) -> list[Path]:
     """The system's shipped configurations (configs/budget-*.json), copied to `keep` (this
-    run ships new ones over them), each with whether it is dynamic."""
+    run ships new ones over them)."""
     keep.mkdir(parents=True, exist_ok=True)
     out = []
     for path in sorted((where / "configs").glob("budget-*.json")):
-        text = path.read_text()
-        (keep / path.name).write_text(text)
-        out.append((keep / path.name, is_dynamic_config(json.loads(text)["knobs"])))
+        (keep / path.name).write_text(path.read_text())
+        out.append(keep / path.name)
     return out
 
 
@@ -278,7 +271,7 @@ def bench_system(where: Path, args: argparse.Namespace) -> dict[str, Any]:
     console.print(profile_table(system.name, prof))
     # the searches start from the configurations shipped so far: the tuner confirms them
     # beside its own candidates, so a run keeps what earlier runs found
-    starts = [p for p, _ in shipped_configs(where, out / "shipped")]
+    starts = shipped_configs(where, out / "shipped")
     configs = tune_system(system, where, out / "tuned", args, prof, starts)
     if args.configs:
         configs = ship(system, configs)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,7 @@ from rich.console import Console
 
 from approxcc.system.application import CompoundSystem, load_system
 from approxcc.system.questions import load_questions
+from approxcc.tune.space import KnobConfig
 
 
 def evaluate(system: CompoundSystem, config: Path, questions: Path,
@@ -53,11 +56,18 @@ def evaluate_system(where: str, config: Path, questions: Path,
     """`approxcc eval`: build the system of `where` (into a temporary folder) and evaluate."""
     system = load_system(where)
     load_questions(questions, limit)             # the user's mistakes first, before building
-    knobs = system.knob_space().checked(config)
+    with built(system, [system.knob_space().checked(config)]):
+        return evaluate(system, config, questions, limit)
+
+
+@contextmanager
+def built(system: CompoundSystem, configs: list[KnobConfig]) -> Iterator[None]:
+    """`system` built into a temporary folder with what the exact system and `configs`
+    use, its library closed afterwards."""
     with tempfile.TemporaryDirectory(prefix="approx-eval-") as work:
-        system.build(Path(work), [{}, knobs])    # what the exact system and config use
+        system.build(Path(work), [{}, *configs])
         try:
-            return evaluate(system, config, questions, limit)
+            yield
         finally:
             assert system.library is not None
             system.library.close()
@@ -75,19 +85,14 @@ def record_eval(where: str, configs: list[Path], console: Console) -> None:
     questions, limit = system.project.eval_questions, system.project.eval_limit
     knobs = {c: system.knob_space().checked(c) for c in configs}
     done: dict[str, dict[str, Any]] = {}
-    with tempfile.TemporaryDirectory(prefix="approx-eval-") as work:
-        system.build(Path(work), [{}, *knobs.values()])
-        try:
-            for config in configs:
-                key = json.dumps(knobs[config], sort_keys=True)
-                if key not in done:
-                    console.print(f"eval: {config} against the exact system on the eval "
-                                  f"questions (at most {limit})")
-                    done[key] = evaluate(system, config, questions, limit)
-                _record(config, done[key], system.split)
-        finally:
-            assert system.library is not None
-            system.library.close()
+    with built(system, list(knobs.values())):
+        for config in configs:
+            key = json.dumps(knobs[config], sort_keys=True)
+            if key not in done:
+                console.print(f"eval: {config} against the exact system on the eval "
+                              f"questions (at most {limit})")
+                done[key] = evaluate(system, config, questions, limit)
+            _record(config, done[key], system.split)
 
 
 def _record(config: Path, result: dict[str, Any], split: dict[str, int]) -> None:

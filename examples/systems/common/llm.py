@@ -248,10 +248,9 @@ class Llm:
         system), only those variants are compiled; more, and every variant is (one build
         serves them all)."""
         start = time.perf_counter()
-        built = {(v.quant, v.vocab) for v in variants if v.quant} | \
-            {("prefill", v.prefill) for v in variants if v.prefill}
-        self.every = self.every or len({k for k in built if k[0] != "prefill"}) > 1 or \
-            len({k for k in built if k[0] == "prefill"}) > 1
+        decodes = {(v.quant, v.vocab) for v in variants if v.quant}
+        prefills = {v.prefill for v in variants if v.prefill}
+        self.every = self.every or len(decodes) > 1 or len(prefills) > 1
         for v in variants:
             self.decode_runner(v)
             if v.prefill:
