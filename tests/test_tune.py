@@ -262,7 +262,8 @@ class Drifting(Synthetic):
     eval_inputs = ["1", "2", "3"]
 
 
-def test_a_pick_over_budget_on_eval_is_flagged_and_not_written(tmp_path: Path) -> None:
+def test_a_pick_over_budget_on_eval_is_flagged_and_the_exact_program_written(
+        tmp_path: Path) -> None:
     out = tmp_path / "out"
     printed = tmp_path / "report.txt"
     with printed.open("w") as f:
@@ -272,7 +273,11 @@ def test_a_pick_over_budget_on_eval_is_flagged_and_not_written(tmp_path: Path) -
                                                 Console(file=f, width=200)))
     text = printed.read_text()
     assert "over budget" in text and "warning: the 1.0% pick loses" in text
-    assert "nothing is written for it" in text and not (out / "1pct.json").exists()
+    assert "the exact program is written for it" in text
+    written = json.loads((out / "1pct.json").read_text())
+    assert written["knobs"] == {"a": {"value": 1}, "b": {"value": 1}, "c": {"value": 0}}
+    assert written["provenance"]["fallback"].endswith(": exact")
+    assert written["speedup"] == {"tune": 1.0, "eval": 1.0}
 
 
 def test_a_budget_whose_pick_fails_the_held_out_inputs_ships_the_tighter_pick() -> None:
@@ -286,13 +291,16 @@ def test_a_budget_whose_pick_fails_the_held_out_inputs_ships_the_tighter_pick() 
         return Row(pick, Spread.of([2.0]), Spread.of([0.0]), Spread.of([2.0]),
                    Spread.of([held_out_loss]))
 
-    run = SimpleNamespace(options={"held_out": "check"})
+    run = SimpleNamespace(options={"held_out": "check"}, budgets=[0.03, 0.06, 0.09])
     three, six, nine = row(0.03, 1, 0.01), row(0.06, 2, 0.08), row(0.09, 3, 0.05)
     ships = shipped(run, [nine, six, three])
     assert [(s.budget, s.row.pick.config["k"]["value"], s.fallback) for s in ships] == [
         (0.03, 1, None), (0.06, 1, "the 6% pick lost 8.0% on check"), (0.09, 3, None)]
-    # with no tighter pick to fall back on, nothing ships for that budget
-    assert [s.budget for s in shipped(run, [row(0.03, 1, 0.05), nine])] == [0.09]
+    # with no tighter pick to fall back on, the exact program ships for that budget
+    assert [(s.budget, s.row and s.row.budget, s.fallback)
+            for s in shipped(run, [row(0.03, 1, 0.05), nine])] == [
+        (0.03, None, "the 3% pick lost 5.0% on check: exact"),
+        (0.06, None, "no configuration holds 6% with its margin: exact"), (0.09, 0.09, None)]
 
 
 def test_the_pick_keeps_a_margin_from_the_spread_over_inputs() -> None:

@@ -18,7 +18,7 @@ from rich.table import Table
 from approxcc.tune.db import Evaluation, ResultsDB, Run
 from approxcc.tune.pareto import front, time_to_fraction
 from approxcc.tune.picks import Pick, Spread, choose
-from approxcc.tune.space import is_dynamic_config
+from approxcc.tune.space import KnobSpace, config_hash, is_dynamic_config
 
 HV_FRACTION = 0.95
 PIPED_WIDTH = 10_000   # the console's width when stdout is a file or a pipe: no row is cut
@@ -159,51 +159,76 @@ def held_out(run: Run) -> str:
 @dataclass(frozen=True)
 class Shipped:
     """The configuration written for a budget: its own pick, or (`fallback` says why) the
-    tighter budget's, where its own lost more than the budget on the held-out inputs."""
+    tighter budget's where its own lost more than the budget on the held-out inputs, or the
+    exact program (`row` None) where no tighter pick holds either."""
 
     budget: float
-    row: Row
+    row: Row | None
     fallback: str | None = None
 
 
 def shipped(run: Run, chosen: list[Row]) -> list[Shipped]:
     """Per budget, tightest first, what ships: nothing ships over its budget on the held-out
-    inputs (a budget with no tighter pick to fall back on gets no configuration)."""
+    inputs, and every budget gets a configuration (the exact one at worst: a user asking
+    for a 3% configuration gets one that holds it)."""
     out: list[Shipped] = []
     last: Row | None = None
-    for r in sorted(chosen, key=lambda r: r.budget):
-        if not r.over_budget:
+    by_budget = {r.budget: r for r in chosen}
+    for b in sorted(run.budgets):
+        r = by_budget.get(b)
+        if r is not None and not r.over_budget:
             last = r
-            out.append(Shipped(r.budget, r))
-        elif last is not None and r.loss_eval is not None:
-            out.append(Shipped(r.budget, last, f"the {r.budget * 100:g}% pick lost "
-                                               f"{r.loss_eval.median:.1%} on {held_out(run)}"))
+            out.append(Shipped(b, r))
+            continue
+        why = (f"the {b * 100:g}% pick lost {r.loss_eval.median:.1%} on {held_out(run)}"
+               if r is not None and r.loss_eval is not None
+               else f"no configuration holds {b * 100:g}% with its margin")
+        out.append(Shipped(b, last, why if last is not None else f"{why}: exact"))
     return out
+
+
+def _exact_doc(run: Run) -> dict[str, Any]:
+    """The parts of a configuration file for the exact program: no loss, no speedup."""
+    config = KnobSpace.from_json(run.space).exact_config()
+    h = held_out(run)
+    return {"knobs": config,
+            "qos": {"loss_tune": 0.0, "loss_bound": 0.0, f"loss_{h}": 0.0,
+                    f"over_budget_on_{h}": False},
+            "speedup": {"tune": 1.0, h: 1.0},
+            "spread": {}, "hash": config_hash(config)}
+
+
+def _pick_doc(run: Run, r: Row) -> dict[str, Any]:
+    """The parts of a configuration file for a budget's pick `r`."""
+    p, h = r.pick, held_out(run)
+    return {"knobs": p.config,
+            "qos": {"loss_tune": r.loss_tune.median,
+                    "loss_bound": p.tune.bound if p.tune else None,
+                    f"loss_{h}": r.loss_eval.median if r.loss_eval else None,
+                    f"over_budget_on_{h}": r.over_budget},
+            "speedup": {"tune": round(r.speedup_tune.median, 4),
+                        h: round(r.speedup_eval.median, 4) if r.speedup_eval else None},
+            "spread": {name: [v.q1, v.q3] if v else None
+                       for name, v in (("speedup_tune", r.speedup_tune),
+                                       (f"speedup_{h}", r.speedup_eval),
+                                       ("loss_tune", r.loss_tune),
+                                       (f"loss_{h}", r.loss_eval))},
+            "hash": p.hash}
 
 
 def write_configs(run: Run, chosen: list[Row], out: Path, db_path: Path) -> list[Path]:
     """One configuration per budget (`shipped`), in the format `approxcc build --config`
     reads."""
     out.mkdir(parents=True, exist_ok=True)
-    h = held_out(run)
     written = []
     for s in shipped(run, chosen):
-        r, p = s.row, s.row.pick
-        doc = {"approxcc": "1", "program": run.program, "knobs": p.config,
+        part = _pick_doc(run, s.row) if s.row is not None else _exact_doc(run)
+        doc = {"approxcc": "1", "program": run.program, "knobs": part["knobs"],
                "qos": {"metric": run.options.get("metric", ""), "budget": s.budget,
-                       "loss_tune": r.loss_tune.median,
-                       "loss_bound": p.tune.bound if p.tune else None,
-                       f"loss_{h}": r.loss_eval.median if r.loss_eval else None,
-                       f"over_budget_on_{h}": r.over_budget},
-               "speedup": {"tune": round(r.speedup_tune.median, 4),
-                           h: round(r.speedup_eval.median, 4) if r.speedup_eval else None},
-               "spread": {name: [v.q1, v.q3] if v else None
-                          for name, v in (("speedup_tune", r.speedup_tune),
-                                          (f"speedup_{h}", r.speedup_eval),
-                                          ("loss_tune", r.loss_tune),
-                                          (f"loss_{h}", r.loss_eval))},
+                       **part["qos"]},
+               "speedup": part["speedup"], "spread": part["spread"],
                "provenance": {"seed": run.seed, "mode": run.mode, "run": run.id,
-                              "config_hash": p.hash, "db": str(db_path),
+                              "config_hash": part["hash"], "db": str(db_path),
                               "source": run.source, "versions": run.versions,
                               "host": run.host}}
         if s.fallback:
@@ -321,12 +346,12 @@ def report(db: ResultsDB, run: Run, out: Path, console: Console) -> list[Path]:
     ships = {s.budget: s for s in shipped(run, chosen)}
     for r in chosen:
         if r.over_budget and r.loss_eval is not None:
-            instead = ships.get(r.budget)
+            instead = ships[r.budget].row
             console.print(f"[bold red]warning:[/] the {r.budget:.1%} pick loses "
                           f"{r.loss_eval.median:.2%} on the {held_out(run)} inputs: more than "
-                          f"its budget; " + (f"the {instead.row.budget:.1%} pick is written "
-                                             f"for it" if instead else "nothing is written "
-                                             "for it"))
+                          f"its budget; " + (f"the {instead.budget:.1%} pick is written "
+                                             f"for it" if instead else
+                                             "the exact program is written for it"))
     eff = efficiency(db, run)
     if eff.to_fraction is not None:
         console.print(f"search efficiency: {HV_FRACTION:.0%} of the final front's hypervolume "
