@@ -137,3 +137,43 @@ def test_packed_bitfield_struct_by_value(tmp_path: Path):
     assert diagnose(annotated, tmp_path).startswith(
         f"t.c:{where(annotated, 'g = {')}: error: type 'struct S0' is not supported by the "
         "approxcc C frontend yet")
+
+
+# Csmith seed 200862 (--small) with its headers inlined and every function through MLIR:
+# safe_math.h names its functions by macros (`FUNC_NAME(add_func_int8_t_s_s)(int8_t si1,
+# ...)`, `#define FUNC_NAME(x) (safe_##x)`) and one function fell back to the system
+# compiler. The remainder took the macro's parentheses of an unused one for a K&R identifier
+# list and blanked its parameters up to the body: `FUNC_NAME(   )(    ;` did not compile.
+MACRO_NAMED = r"""#include <stdio.h>
+#include <stdint.h>
+#define STATIC static
+#define LOG_INDEX
+#define FUNC_NAME(x) (safe_##x)
+#define OLD(x) x
+STATIC int8_t
+FUNC_NAME(add_func_int8_t_s_s)(int8_t si1, int8_t si2 LOG_INDEX)
+{
+  return (int8_t)(si1 + si2);
+}
+STATIC int8_t
+FUNC_NAME(unary_minus_func_int8_t_s)(int8_t si LOG_INDEX)   /* unused, as most of them */
+{
+  return (int8_t)-si;
+}
+static int OLD(twice)(a) int a; { return 2 * a; }
+#pragma pack(push, 1)
+struct P { unsigned f0 : 3; int f1 : 20; };
+#pragma pack(pop)
+static int packed(struct P p) { return p.f0 + p.f1; }   /* to the system compiler */
+int main(void) {
+  struct P p = {5, -9};
+  int s = 0;
+  for (int i = 0; i < 4; i++) s += (safe_add_func_int8_t_s_s)(i, 100) + twice(i);
+  printf("%d %d\n", s, packed(p));
+  return 0;
+}
+"""
+
+
+def test_functions_named_by_macros_beside_a_fallback(tmp_path: Path):
+    assert assert_same_as_cc(MACRO_NAMED, tmp_path) == "418 -4\n"

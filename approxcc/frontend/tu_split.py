@@ -113,22 +113,24 @@ def _old_style_parameters(fn: Cursor, body: int) -> list[tuple[int, int]]:
     """Where a K&R definition `int f(a, b) char *a; int b; {` (body at offset `body`) names
     and declares its parameters: the inside of its identifier list, and its parameter
     declarations. Blanked, they leave `int f();`, a declaration without a prototype: calls
-    keep passing the arguments default-promoted, as the definition takes them (MLIR's)."""
-    tokens = list(fn.get_tokens())
-    name = next((i for i, t in enumerate(tokens)
-                 if t.extent.start.offset == fn.location.offset), None)
-    if name is None or name + 1 == len(tokens) or tokens[name + 1].spelling != "(":
+    keep passing the arguments default-promoted, as the definition takes them (MLIR's).
+    Only a K&R definition has a `;` just before its body (libclang gives it a prototype
+    type); its identifier list is the last parenthesised group before the first declaration
+    (the name may come from a macro, `FUNC_NAME(add)(a, b)`: the first parentheses after
+    it are the macro's)."""
+    declared = [p.extent.start.offset for p in fn.get_arguments()]
+    before = [t for t in fn.get_tokens() if t.extent.end.offset <= body]
+    if not declared or not before or before[-1].spelling != ";":
         return []
+    first = min(declared)
+    tokens = [t for t in before if t.extent.end.offset <= first]
     depth = 0
-    for close in tokens[name + 1:]:
-        depth += {"(": 1, ")": -1}.get(close.spelling, 0)
-        if depth == 0:
-            break
-    end = close.extent.start.offset
-    declared = [p.extent.start.offset for p in fn.get_arguments() if p.extent.start.offset > end]
-    if not declared:
-        return []
-    return [(tokens[name + 1].extent.end.offset, end), (min(declared), body)]
+    for i in range(len(tokens) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(tokens[i].spelling, 0)
+        if depth == 0 and tokens[i].spelling == "(":
+            close = next(t for t in reversed(tokens) if t.spelling == ")")
+            return [(tokens[i].extent.end.offset, close.extent.start.offset), (first, body)]
+    return []
 
 
 def _link_declaration(entity: Cursor, link: str, cplusplus: bool,
