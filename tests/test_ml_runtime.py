@@ -243,6 +243,7 @@ def test_outputs_are_not_overwritten_by_the_next_call(tmp_path: Path) -> None:
                   device="local-sync").encode
     for t in range(5):
         kept = encode(np.arange(16, dtype=np.int32) + t)[:5]  # the slice only
+        assert not kept.flags.writeable      # read-only, as every variant's outputs
         want = kept.copy()
         encode(np.arange(16, dtype=np.int32) * 3 + 100 + t)
         np.testing.assert_array_equal(kept, want)

@@ -88,6 +88,12 @@ def test_an_xla_variant_gives_what_jax_jit_gives(forced: Path) -> None:
     assert isinstance(got, np.ndarray) and solve.last_variant == "solve.v0"
     assert solve.backend(solve.variant(*inputs)) == "xla"
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    # XLA's output viewed, not copied (a copy put the exact build behind jax.jit), read-only
+    # as jax.jit's, and kept whole by the next call
+    assert not got.flags.writeable and got.base is not None
+    kept = got.copy()
+    solve(*(2 * x for x in inputs))
+    np.testing.assert_array_equal(got, kept)
     on_device = solve.on_device(*inputs)
     assert isinstance(on_device, jax.Array)
     np.testing.assert_allclose(np.asarray(on_device), want, rtol=1e-4, atol=1e-5)
