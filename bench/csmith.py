@@ -23,7 +23,9 @@ Outcomes per program and mode: match, mismatch (stdout or exit status differ), i
 or its program where gcc's finished), no-site. With `--reduce`, each mismatch and ICE is
 reduced by C-Vise (the interestingness test: gcc -O0, -O2 and -O1 with UBSan and ASan
 agree, `gcc -Wall -Wextra` reports nothing that signals undefined behaviour, and approxcc
-still differs or still ICEs) into build/csmith/reduced/.
+still differs or still ICEs) into build/csmith/reduced/. `--inline-headers` pastes Csmith's
+headers into each program, so that their ~400 macro-named functions are the program's own
+and go through the translation-unit split and the frontend as well (builds take longer).
 
     python bench/csmith.py --count 100 --modes default
     python bench/csmith.py --first 1 --count 30 --modes annotated --reduce
@@ -247,6 +249,9 @@ class Settings:
     build_timeout: float = 600.0     # seconds for one approxcc build
     sites: int = 8                   # annotation sites tried per program
     keep: bool = False               # keep the folders of programs that matched
+    # Csmith's headers pasted into each program: their ~400 functions, named by macros
+    # (`FUNC_NAME(add_func_int8_t_s_s)(...)`), go through the split and the frontend too
+    inline_headers: bool = False
 
 
 def build_flags(include: Path) -> list[str]:
@@ -308,6 +313,8 @@ class Program:
                    120, cwd=self.folder)
         if made.status != 0:
             return Reference(False, f"csmith failed: {_last_line(made.output)}")
+        if s.inline_headers:
+            self.source.write_text(inline_includes(self.source.read_text(), s.include))
         built = run(["cc", *build_flags(s.include), self.source, "-o", self.folder / "ref"],
                     s.build_timeout)
         if built.status != 0:
@@ -635,13 +642,17 @@ def _seeds(first: int, count: int, listed: str) -> list[int]:
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
               default=BUILD / "results.json", show_default=True)
 @click.option("--keep", is_flag=True, help="Keep the folders of programs that matched.")
+@click.option("--inline-headers", is_flag=True,
+              help="Paste Csmith's headers into each program: their macro-named functions "
+                   "are then the program's own (slower builds).")
 @click.option("--reduce", "reducing", is_flag=True,
               help="Reduce each mismatch and ICE with cvise into build/csmith/reduced/.")
 @click.option("--reduce-timeout", type=float, default=300.0, show_default=True,
               help="Seconds for one interestingness test.")
 def main(first: int, count: int, listed: str, modes: str, jobs: int, timeout: float,
          build_timeout: float, sites: int, small: bool, csmith_args: str, work: Path,
-         json_path: Path, keep: bool, reducing: bool, reduce_timeout: float) -> None:
+         json_path: Path, keep: bool, inline_headers: bool, reducing: bool,
+         reduce_timeout: float) -> None:
     """Csmith programs through approxcc and gcc; status 1 on a mismatch, ICE or traceback."""
     console = Console() if sys.stdout.isatty() else Console(width=160)
     chosen = [m.strip() for m in modes.split(",") if m.strip()]
@@ -655,7 +666,7 @@ def main(first: int, count: int, listed: str, modes: str, jobs: int, timeout: fl
     assert include is not None
     settings = Settings(approxcc_command(), include, work.resolve(),
                         [*(SMALL if small else ()), *csmith_args.split()], timeout,
-                        build_timeout, sites, keep)
+                        build_timeout, sites, keep, inline_headers)
     if any(FORCE_MLIR in MODES[m].flags for m in chosen) and \
             not supports_force_mlir(settings.approxcc, settings.work):
         raise click.ClickException(f"this approxcc does not take {FORCE_MLIR}: "
@@ -664,6 +675,7 @@ def main(first: int, count: int, listed: str, modes: str, jobs: int, timeout: fl
 
     def meta(finished: bool) -> dict[str, object]:
         return {"csmith_args": settings.csmith_args, "modes": chosen, "timeout": timeout,
+                "inline_headers": inline_headers,
                 "jobs": jobs, "seconds": time.monotonic() - started, "finished": finished,
                 "csmith": _version(["csmith", "--version"], settings.work),
                 "gcc": _version(["cc", "--version"], settings.work)}
