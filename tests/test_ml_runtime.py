@@ -99,6 +99,11 @@ def test_a_prefill_fills_the_cache_the_decode_step_reads(built: Path) -> None:
     want[:32], want[32] = xs @ w, x @ w
     np.testing.assert_allclose(cache, want, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(out, want.sum(axis=0) + b, rtol=1e-5, atol=1e-4)
+    # a host cache (read-only, as every output) goes back in as an input
+    assert not cache.flags.writeable
+    _, again = prog.step(cache, x, np.int32(33))
+    want[33] = x @ w
+    np.testing.assert_allclose(again, want, rtol=1e-5, atol=1e-5)
 
 
 # Weights of both layouts a model has, `x @ W` and its (out, in) head `x @ E.T`, each with
