@@ -134,6 +134,7 @@ class Program:
         self._parameters.clear()
         for fn in self.functions.values():
             fn._loaded.clear()
+            fn._fixed = None
 
     def _module(self, variant: Mapping[str, Any]) -> Any:
         """The `main` of the variant's vmfb in a context serving its weights (one context per
@@ -158,6 +159,16 @@ class Program:
             self._parameters[path] = ireert.create_io_parameters_module(
                 self.iree_config.vm_instance, index.create_provider(scope=PARAMETER_SCOPE))
         return self._parameters[path]
+
+
+@dataclass(frozen=True)
+class _Call:
+    """What one call of a function runs."""
+
+    runs: Mapping[str, Any]       # the variant, or the dispatch, in the manifest
+    tree_args: list[np.ndarray]   # a dispatch's states, thresholds and decisions
+    variant: str                  # the variant the configuration selected
+    entry: str                    # the vmfb entry that runs it (a dispatch's id)
 
 
 def _host(out: Any) -> np.ndarray:
@@ -189,6 +200,10 @@ class MLFunction:
         self._dispatches = {tuple(d["static"][k] for k in self._static): d
                             for d in entry["dispatches"] if program.target in d["vmfb"]}
         self._loaded: dict[tuple[str, str], _Loaded] = {}
+        # what every call runs while no knob is a decision tree: the choice, and so the
+        # variant and its loaded form, is the same whatever the inputs (found on the first
+        # call, then reused: a call then costs what jax.jit's dispatch costs)
+        self._fixed: _Call | None = None
 
     def configure(self, settings: dict[str, KnobSetting]) -> None:
         """Takes the function's knob settings; thresholds become float32 here, once (the
@@ -197,6 +212,7 @@ class MLFunction:
         self._thresholds = {name: np.asarray(s.thresholds, np.float32)
                             for name, s in settings.items() if s.thresholds is not None}
         self._bounds = {name: t.tolist() for name, t in self._thresholds.items()}
+        self._fixed = None
 
     def choice(self, *inputs: Any) -> dict[str, int | None]:
         """The knob values this call runs with (evaluating state functions)."""
@@ -243,23 +259,28 @@ class MLFunction:
                             f"resident), got {len(inputs)}")
         arrays = [_input(self.name, i, x, sig) for i, (x, sig) in
                   enumerate(zip(inputs, sigs, strict=True))]
+        call = self._fixed or self._call(arrays)
+        loaded = self._load(call.runs)   # (loaded each time: the build switches backends)
+        if loaded.backend == "iree":
+            arrays = [x if isinstance(x, ireert.DeviceArray | np.ndarray) else
+                      np.asarray(x) for x in arrays]   # a jax.Array of an XLA variant
+        result = loaded.invoke(*(arrays[i] for i in loaded.input_args), *call.tree_args)
+        self.last_variant, self.last_entry = call.variant, call.entry
+        return tuple(result) if isinstance(result, tuple | list) else (result,)
+
+    def _call(self, arrays: list[Any]) -> _Call:
+        """What this call runs: the variant the knobs choose on `arrays`, or the dispatch
+        with its decision trees' arguments; kept as `_fixed` where no knob has a tree."""
         states = self._states(arrays)
         choice = self._choice(states)
         variant = self._variant(choice)
         dispatch = self._dispatch(choice)
-        if dispatch is not None:
-            loaded = self._load(dispatch)
-            result = loaded.invoke(*(arrays[i] for i in loaded.input_args),
-                                   *self._tree_args(dispatch, states, choice))
-        else:
-            loaded = self._load(variant)
-            if loaded.backend == "iree":
-                arrays = [x if isinstance(x, ireert.DeviceArray | np.ndarray) else
-                          np.asarray(x) for x in arrays]   # a jax.Array of an XLA variant
-            result = loaded.invoke(*(arrays[i] for i in loaded.input_args))
-        self.last_variant = variant["id"]
-        self.last_entry = (dispatch or variant)["id"]
-        return tuple(result) if isinstance(result, tuple | list) else (result,)
+        call = _Call(dispatch, self._tree_args(dispatch, states, choice), variant["id"],
+                     dispatch["id"]) if dispatch is not None else \
+            _Call(variant, [], variant["id"], variant["id"])
+        if all(state is None for state in states.values()):
+            self._fixed = call
+        return call
 
     def _tree_args(self, dispatch: Mapping[str, Any], states: Mapping[str, float | None],
                    choice: Mapping[str, int | None]) -> list[np.ndarray]:
