@@ -37,12 +37,14 @@ accuracy from 63% to 68% (rag_bm25) and from 59% to 64% (rag_kb): free generatio
 paraphrases or contradicts the passage ("Film producer" for *filmmaker*, "German" for a
 Dutch physicist the passage calls Dutch).
 
-The decode and prefill steps of each model are two user programs (`DECODE_PROGRAM`,
-`PREFILL_PROGRAM`, written under ~/.cache/approxcc/systems with the shortlist it restricts to)
-built by approxcc once: a fresh build of every variant exports and compiles 12 decode and 52
-prefill variants in tens of minutes; a configuration's (`approxcc eval`) compiles only its
-own (approxcc's `--config`). Later runs (and tuning) load the builds while their inputs are
-unchanged.
+The decode step of each model is one user program (`DECODE_PROGRAM`), its prefill step one a
+prompt length (`PREFILL_PROGRAM`), written under ~/.cache/approxcc/systems with the shortlist
+the decode step restricts to and built by approxcc once: a fresh build of every variant
+exports and compiles 12 decode and 4 prefill variants a length, in tens of minutes; a
+configuration's (`approxcc eval`) compiles only its own (approxcc's `--config`), and a prefill
+length only when a prompt first needs it (untimed: `Llm.generate` warms each shape up), so
+its first answer waits for one prefill build, not 13. Later runs (and tuning) load the builds
+while their inputs are unchanged.
 """
 
 from __future__ import annotations
@@ -51,7 +53,8 @@ import functools
 import hashlib
 import json
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -63,10 +66,10 @@ ML_EXAMPLES = Path(__file__).resolve().parents[2] / "ml"     # kv_decoder: the c
 # The built prefills, for prompts of ~80-340 tokens: a prompt is padded to the shortest that
 # holds it, so the steps are fine where the approximate systems' prompts are (80-160 tokens)
 PREFILL_BUCKETS = (80, 96, 112, 128, 144, 160, 192, 224, 256, 288, 320, 352, 384)
-# The answer's decode and prefill steps as two user programs: the decode step's `llm_quant`
-# (W8A8, W8A16) and `llm_precision` (bf16) knobs are the systems' `llm_quant`, its
-# `llm_vocab` theirs; the prefill program's `llm_prefill_<n>` (W8A8) and
-# `llm_prefill_precision_<n>` (bf16) their `llm_prefill`, one a prompt length.
+# The answer's decode step and its prefill steps (one a prompt length) as user programs:
+# the decode step's `llm_quant` (W8A8, W8A16) and `llm_precision` (bf16) knobs are the
+# systems' `llm_quant`, its `llm_vocab` theirs; the prefill programs' `llm_prefill_<n>` (W8A8)
+# and `llm_prefill_precision_<n>` (bf16) their `llm_prefill`.
 STEP_HEADER = '''"""The RAG systems' answer {what} of {model} (written by
 examples/systems/common/llm.py)."""
 import sys
@@ -94,18 +97,16 @@ def decode_step(params, token, pos, live, *cache):
 APPROX_EXAMPLE_ARGS = {{"decode_step": (DECODER.model.params, np.int32(0), np.int32(0),
                                         live_input({max_len}), *DECODER.cache)}}
 '''
-PREFILL_FUNCTION = '''
+PREFILL_PROGRAM = '''
 
 @approx.knob("llm_prefill_{n}", transform="quantize", values=["none", "w8a8"])
 @approx.knob("llm_prefill_precision_{n}", transform="precision", values=["f32", "bf16"])
 def prefill_{n}(params, tokens, *cache):
     return DECODER.fill(params, tokens, *cache)
-'''
-PREFILL_PROGRAM = '''{prefills}
 
 
-APPROX_EXAMPLE_ARGS = {{f"prefill_{{n}}": (DECODER.model.params, np.zeros(n, np.int32),
-                                         *DECODER.cache) for n in {buckets}}}
+APPROX_EXAMPLE_ARGS = {{"prefill_{n}": (DECODER.model.params, np.zeros({n}, np.int32),
+                                       *DECODER.cache)}}
 '''
 
 
@@ -182,10 +183,12 @@ class Llm:
             self.prefills[key] = JaxRunner(self.model(model, layers), max_len=MAX_LEN)
         return self.prefills[key]
 
-    def build(self, model: int, program: str, config: dict[str, Any] | None = None) -> Path:
-        """The manifest of `model`'s "decode" or "prefill" program built by approxcc for the
-        CPU: every variant, or with `config` those it selects only (a folder per model,
-        shortlist and selection; reused while its inputs are unchanged)."""
+    def build(self, model: int, program: str, config: dict[str, Any] | None = None,
+              length: int = 0) -> Path:
+        """The manifest of `model`'s "decode" program, or "prefill" program for prompts of
+        `length` tokens, built by approxcc for the CPU: every variant, or with `config`
+        those it selects only (a folder per model, shortlist and selection; reused while its
+        inputs are unchanged)."""
         from workloads.packages import cache_dir
 
         name = self.names[model]
@@ -196,10 +199,11 @@ class Llm:
         if not shortlist.exists():
             np.save(shortlist, ids)
         body = DECODE_PROGRAM if program == "decode" else PREFILL_PROGRAM
+        if length:
+            program = f"{program}_{length}"
         text = STEP_HEADER.format(what=f"{program} step", model=name, max_len=MAX_LEN,
                                   examples=str(ML_EXAMPLES)) + body.format(
-            shortlist=str(shortlist), max_len=MAX_LEN, buckets=PREFILL_BUCKETS,
-            prefills="".join(PREFILL_FUNCTION.format(n=n) for n in PREFILL_BUCKETS))
+            shortlist=str(shortlist), max_len=MAX_LEN, n=length)
         source = folder / f"answer_{program}.py"
         if not source.exists() or source.read_text() != text:
             source.write_text(text)
@@ -233,12 +237,18 @@ class Llm:
         return self.decoders[key]
 
     def built_prefill(self, model: int, kind: int) -> BuiltPrefill:
-        """The prefill steps of `model`'s build: kind 1 W8A8, 2 bf16."""
+        """The prefill steps of `model`'s builds: kind 1 W8A8, 2 bf16 (each length built
+        when first asked for)."""
         if (model, kind) not in self.built_prefills:
-            config = prefill_config(kind)
-            manifest = self.build(model, "prefill", None if self.every else config)
-            self.built_prefills[model, kind] = BuiltPrefill.load(
-                manifest, self.base(model).new_cache(MAX_LEN), config)
+            import jax
+
+            def build(n: int) -> Path:
+                return self.build(model, "prefill", None if self.every else
+                                  prefill_config(kind, n), length=n)
+
+            empty = jax.tree_util.tree_leaves(self.base(model).new_cache(MAX_LEN))
+            self.built_prefills[model, kind] = BuiltPrefill(build, kind,
+                                                            [np.asarray(c) for c in empty])
         return self.built_prefills[model, kind]
 
     def prepare(self, variants: list[Variant]) -> float:
@@ -253,8 +263,9 @@ class Llm:
         self.every = self.every or len(decodes) > 1 or len(prefills) > 1
         for v in variants:
             self.decode_runner(v)
-            if v.prefill:
-                self.built_prefill(v.model, v.prefill)
+            if v.prefill and self.every:   # tuning: every length now, not during the search
+                for n in PREFILL_BUCKETS:
+                    self.built_prefill(v.model, v.prefill).step(n)
         return time.perf_counter() - start
 
     def tokenizer(self, model: int) -> Any:
@@ -338,10 +349,10 @@ def decode_config(quant: int, vocab: int) -> dict[str, Any]:
                                        "llm_vocab": {"value": vocab}}}
 
 
-def prefill_config(kind: int) -> dict[str, Any]:
-    """The configuration of the built prefill steps: kind 1 W8A8, 2 bf16."""
+def prefill_config(kind: int, n: int) -> dict[str, Any]:
+    """The configuration of the built prefill step of `n` tokens: kind 1 W8A8, 2 bf16."""
     knob = {1: "llm_prefill_{}", 2: "llm_prefill_precision_{}"}[kind]
-    return {"approxcc": "1", "knobs": {knob.format(n): {"value": 1} for n in PREFILL_BUCKETS}}
+    return {"approxcc": "1", "knobs": {knob.format(n): {"value": 1}}}
 
 
 def built_decoder(manifest: Path, config: dict[str, Any]) -> Any:
@@ -354,28 +365,29 @@ def built_decoder(manifest: Path, config: dict[str, Any]) -> Any:
 
 @dataclass
 class BuiltPrefill:
-    """The build's W8A8 or bf16 prefill steps, one a prompt length in PREFILL_BUCKETS."""
+    """The W8A8 or bf16 prefill steps, one a prompt length in PREFILL_BUCKETS, each built (or
+    its build loaded) when a prompt first needs it."""
 
-    program: Any                    # approxcc.ml.runtime's Program
+    build: Callable[[int], Path]    # a length -> the manifest of its step's build
+    kind: int                       # 1 W8A8, 2 bf16
     empty: list[np.ndarray]         # an empty cache: keys of every layer, then values
+    steps: dict[int, Any] = field(default_factory=dict)
 
-    @staticmethod
-    def load(manifest: Path, empty: Any, config: dict[str, Any]) -> BuiltPrefill:
-        """The steps `config` (`prefill_config`) selects."""
-        import jax
+    def step(self, n: int) -> Any:
+        """The step for prompts of `n` tokens (`prefill_config`'s variant)."""
+        if n not in self.steps:
+            from approxcc.ml.runtime import load
 
-        from approxcc.ml.runtime import load
-
-        return BuiltPrefill(load(manifest, config=config),
-                            [np.asarray(c) for c in jax.tree_util.tree_leaves(empty)])
+            program = load(self.build(n), config=prefill_config(self.kind, n))
+            self.steps[n] = getattr(program, f"prefill_{n}")
+        return self.steps[n]
 
     def fill(self, ids: list[int]) -> list[np.ndarray]:
         """The cache with the keys and values of `ids` at positions 0.. (host arrays)."""
         from workloads.models.decode import pad_prompt
 
         n = bucket(len(ids))
-        step = getattr(self.program, f"prefill_{n}")
-        return [np.asarray(c) for c in step(pad_prompt(ids, n), *self.empty)]
+        return [np.asarray(c) for c in self.step(n)(pad_prompt(ids, n), *self.empty)]
 
 
 def bucket(n: int) -> int:
