@@ -297,9 +297,7 @@ class ExpressionEmitter:
         lhs, rhs = c.get_children()
         if op == BinaryOperator.Assign:
             lv = self.assigned(lhs)
-            value = self.rvalue(rhs)
-            self.store(lv, value)
-            return value
+            return self.assign(lv, self.rvalue(rhs))
         if op == BinaryOperator.Comma:
             self.rvalue(lhs)
             return self.rvalue(rhs)
@@ -376,8 +374,7 @@ class ExpressionEmitter:
         b = self.rvalue(rhs) if shift else self.b.convert(self.rvalue(rhs), rhs_t, comp_t)
         value = self.b.convert(self.arithmetic(op, a, comp_t, b, rhs_t, comp_t, c), comp_t,
                                lhs_t)
-        self.store(lv, value)
-        return value
+        return self.assign(lv, value)
 
     def unary(self, c: Cursor) -> SSAValue:
         op, prefix = unary_spelling(c)
@@ -422,5 +419,5 @@ class ExpressionEmitter:
             cls = (arith.AddfOp if comp.floating else arith.AddiOp) if up else \
                 (arith.SubfOp if comp.floating else arith.SubiOp)
             new = self.b.convert(self.b.insert(cls(self.b.convert(old, t, comp), one)), comp, t)
-        self.store(lv, new)
+        new = self.assign(lv, new)
         return new if prefix else old

@@ -287,6 +287,17 @@ class MemoryEmitter:
         else:
             self.b.insert(memref.StoreOp.get(value, lv.ref, lv.indices))
 
+    def assign(self, lv: LValue, value: SSAValue) -> SSAValue:
+        """Store `value` to `lv`; the value of the assignment expression: what `lv` holds
+        after it (for a bit-field, `value` cut to its width and extended back: `x = (s.f =
+        v)` reads the field, not `v`)."""
+        self.store(lv, value)
+        if lv.bits is None:
+            return value
+        b, t = self.b, c_types.arith_of(lv.ctype)
+        field = Arith(lv.bits.width, t.signed, False)
+        return b.convert(b.convert(value, t, Arith(lv.bits.width, False, False)), field, t)
+
     def load_bits(self, lv: LValue) -> SSAValue:
         """A bit-field's value: its bytes shifted down, then sign- or zero-extended from its
         width to its type's."""
