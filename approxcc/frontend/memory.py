@@ -294,9 +294,18 @@ class MemoryEmitter:
         self.store(lv, value)
         if lv.bits is None:
             return value
-        b, t = self.b, c_types.arith_of(lv.ctype)
-        field = Arith(lv.bits.width, t.signed, False)
-        return b.convert(b.convert(value, t, Arith(lv.bits.width, False, False)), field, t)
+        return self._widened(lv, self._cut(lv, value))
+
+    def _cut(self, lv: LValue, value: SSAValue) -> SSAValue:
+        """`value` (of the bit-field's type) as the field's bits: an integer of its width."""
+        return self.b.convert(value, c_types.arith_of(lv.ctype),
+                              Arith(lv.bits.width, False, False))
+
+    def _widened(self, lv: LValue, bits: SSAValue) -> SSAValue:
+        """The field's bits (an integer of its width) as a value of its type: sign- or
+        zero-extended."""
+        t = c_types.arith_of(lv.ctype)
+        return self.b.convert(bits, Arith(lv.bits.width, t.signed, False), t)
 
     def load_bits(self, lv: LValue) -> SSAValue:
         """A bit-field's value: its bytes shifted down, then sign- or zero-extended from its
@@ -309,16 +318,14 @@ class MemoryEmitter:
         field = IntegerType(bits.width)
         if unit != field:
             v = b.insert(arith.TruncIOp(v, field))
-        t = c_types.arith_of(lv.ctype)
-        return b.convert(v, Arith(bits.width, t.signed, False), t)
+        return self._widened(lv, v)
 
     def store_bits(self, lv: LValue, value: SSAValue) -> None:
         """Write a bit-field: read its bytes, replace its bits, write them back."""
         b, bits = self.b, lv.bits
         unit = bits.unit
-        t = c_types.arith_of(lv.ctype)
-        v = b.convert(b.convert(value, t, Arith(bits.width, False, False)),
-                      Arith(bits.width, False, False), Arith(unit.width.data, False, False))
+        v = b.convert(self._cut(lv, value), Arith(bits.width, False, False),
+                      Arith(unit.width.data, False, False))
         if bits.shift:
             v = b.insert(arith.ShLIOp(v, b.int_const(bits.shift, unit)))
         mask = ((1 << bits.width) - 1) << bits.shift

@@ -124,12 +124,13 @@ def _old_style_parameters(fn: Cursor, body: int) -> list[tuple[int, int]]:
         return []
     first = min(declared)
     tokens = [t for t in before if t.extent.end.offset <= first]
+    if not tokens or tokens[-1].spelling != ")":
+        return []
     depth = 0
-    for i in range(len(tokens) - 1, -1, -1):
-        depth += {")": 1, "(": -1}.get(tokens[i].spelling, 0)
-        if depth == 0 and tokens[i].spelling == "(":
-            close = next(t for t in reversed(tokens) if t.spelling == ")")
-            return [(tokens[i].extent.end.offset, close.extent.start.offset), (first, body)]
+    for t in reversed(tokens):   # back to the `(` that opens the identifier list
+        depth += {")": 1, "(": -1}.get(t.spelling, 0)
+        if depth == 0:
+            return [(t.extent.end.offset, tokens[-1].extent.start.offset), (first, body)]
     return []
 
 
