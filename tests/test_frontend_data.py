@@ -308,3 +308,60 @@ UNSUPPORTED = [
 def test_unsupported_construct(name: str, source: str, needle: str, what: str, tmp_path: Path):
     stderr = diagnose(source, tmp_path)
     assert stderr.startswith(f"t.c:{where(source, needle)}: error: {what} {NOT_YET}\n"), stderr
+
+
+VOLATILE = r"""#include <signal.h>
+#include <stdio.h>
+#include <sys/time.h>
+struct B { volatile unsigned f : 5; unsigned g : 3; };
+struct S { int a; volatile int b; };
+typedef volatile int vint;
+static volatile sig_atomic_t stop;
+volatile struct S gs;
+vint arr[4];
+const volatile int grid[2][2] = {{1, 2}, {3, 4}};
+static void on_alarm(int sig) { (void)sig; stop = 1; }
+long spin(void) { long n = 0; while (!stop) n++; return n; }
+void regs(volatile int *r) { *r = 1; *r = 2; }
+int reads(volatile int *r) { return *r + *r; }
+void bits(struct B *b) { b->f = 1; b->f = 2; }
+void members(void) { gs.b++; gs.a = 4; gs.a = 5; }
+void elements(void) { arr[1] = 1; arr[1] = 2; }
+int cells(int i) { return grid[i][i] + grid[i][i]; }
+int local(void) { volatile int x = 0; x = 1; x = 2; return x; }
+double rows(int n, int m, volatile double A[n][m]) {
+  double s = 0;
+  for (int i = 0; i < n; i++) for (int j = 0; j < m; j++) s += A[i][j];
+  return s;
+}
+int main(void) {
+  signal(SIGALRM, on_alarm);
+  struct itimerval t = {{0, 0}, {0, 20000}};
+  setitimer(ITIMER_REAL, &t, 0);
+  long n = spin();
+  volatile int r = 0; struct B b = {0, 0};
+  double a[2][3] = {{1, 2, 3}, {4, 5, 6}};
+  regs(&r); bits(&b); members(); elements();
+  printf("%d %d %u %d %d %d %d %d %d %g\n", n > 0, reads(&r), b.f, gs.a, gs.b, arr[1],
+         cells(1), local(), (int)stop, rows(2, 3, a));
+  return 0;
+}
+"""
+
+# per function: the volatile loads and stores its optimised IR must keep (a read-modify-write
+# of a bit-field is a load and a store)
+VOLATILE_ACCESSES = {"spin": 1, "regs": 2, "reads": 2, "bits": 4, "members": 4,
+                     "elements": 2, "cells": 2, "local": 4}
+
+
+def test_every_access_to_a_volatile_object_happens(tmp_path: Path):
+    """Reads and writes of volatile objects (through pointers, members, bit-fields, array
+    elements of a typedef'd or const volatile type, locals) are volatile loads and stores:
+    LLVM neither merges nor drops them, so a loop polling a flag that a signal handler sets
+    ends (it was compiled to an infinite loop, the flag read once); a variable-length array
+    of volatile elements is sized as any other."""
+    assert_same_as_cc_through_mlir(VOLATILE, tmp_path)
+    ll = (tmp_path / "p.opt.ll").read_text()
+    for name, count in VOLATILE_ACCESSES.items():
+        body = re.search(rf"define [^@]*@{name}\(.*?\n}}", ll, re.DOTALL).group(0)
+        assert len(re.findall(r"\b(load|store) volatile\b", body)) == count, (name, body)

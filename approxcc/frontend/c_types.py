@@ -11,6 +11,7 @@ unions are their bytes. `long double`, `__int128` and complex types are not supp
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from clang.cindex import Cursor, CursorKind, Type, TypeKind
@@ -34,6 +35,7 @@ _UNSIGNED = {TypeKind.UCHAR, TypeKind.CHAR_U, TypeKind.USHORT, TypeKind.UINT, Ty
              TypeKind.ULONGLONG, TypeKind.BOOL}
 _FLOATS = {TypeKind.FLOAT: f32, TypeKind.DOUBLE: f64}
 _ARRAYS = (TypeKind.CONSTANTARRAY, TypeKind.INCOMPLETEARRAY, TypeKind.VARIABLEARRAY)
+_QUALIFIER = re.compile(r"\b(const|volatile|restrict)\s+")
 
 LLVM_PTR = LLVMPointerType()
 
@@ -102,6 +104,18 @@ def is_union(t: Type) -> bool:
 
 def is_void(t: Type) -> bool:
     return canonical(t).kind == TypeKind.VOID
+
+
+def unqualified_spelling(t: Type) -> str:
+    """The canonical type's spelling without qualifiers at any level (`const double[m]` and
+    `double[m]` name one variable-length array type)."""
+    return _QUALIFIER.sub("", canonical(t).spelling)
+
+
+def is_volatile(t: Type) -> bool:
+    """A `volatile` object (also through a typedef): every read and write of it happens, in
+    order (a flag set by a signal handler, a device register)."""
+    return canonical(t).is_volatile_qualified()
 
 
 def is_scalar_based(t: Type) -> bool:

@@ -80,10 +80,7 @@ def unparen(c: Cursor) -> Cursor:
 
 def same_type(a: Type, b: Type) -> bool:
     """Equal up to qualifiers."""
-    def bare(t: Type) -> str:
-        return t.get_canonical().spelling.replace("const ", "").replace("volatile ", "")
-
-    return bare(a) == bare(b)
+    return c_types.unqualified_spelling(a) == c_types.unqualified_spelling(b)
 
 
 _ESCAPES = {"n": 10, "t": 9, "r": 13, "a": 7, "b": 8, "f": 12, "v": 11, "e": 27}

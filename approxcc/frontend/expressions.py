@@ -5,6 +5,7 @@ in the AST; `cast` follows them), short-circuit `&&`/`||` and `?:` as `scf.if`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from clang.cindex import BinaryOperator, Cursor, CursorKind, TypeKind
 from xdsl.dialects import arith, llvm, scf
@@ -146,7 +147,9 @@ class ExpressionEmitter:
         if inner.kind == CursorKind.UNEXPOSED_EXPR:
             kids = list(inner.get_children())
             if len(kids) == 1 and c_types.is_array(kids[0].type):
-                return self.first_element(self.lvalue(kids[0]))
+                # of the expression's type: libclang's canonical array type keeps qualifiers
+                # on the array, not its element (`volatile int a[4]`: `a[i]` is volatile)
+                return replace(self.first_element(self.lvalue(kids[0])), ctype=ctype)
         return self.pointee(self.rvalue(pointer), ctype)
 
     # rvalues -------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ generic form, upstream `mlir-opt` reads them as its own."""
 from __future__ import annotations
 
 from xdsl.dialects import arith, llvm
-from xdsl.dialects.builtin import FunctionType, SymbolRefAttr, i1, i64
+from xdsl.dialects.builtin import FunctionType, SymbolRefAttr, UnitAttr, i1, i64
 from xdsl.dialects.llvm import LLVMPointerType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
@@ -78,6 +78,16 @@ class VaArgOp(IRDLOperation):
 
 # Every op of this module, for contexts that read the frontend's output back (`approxcc opt`).
 FRONTEND_OPS = (FuncConstantOp, VaStartOp, VaEndOp, VaCopyOp, VaArgOp)
+
+
+def load(ptr: SSAValue, result_type: Attribute, alignment: int | None = None,
+         volatile: bool = False) -> llvm.LoadOp:
+    """`llvm.load`, `volatile` where asked: xDSL's LoadOp declares no volatile property, so
+    it is the attribute MLIR reads back as the op's inherent `volatile_`."""
+    op = llvm.LoadOp(ptr, result_type, alignment=alignment)
+    if volatile:
+        op.attributes["volatile_"] = UnitAttr()
+    return op
 
 
 def memcpy_ops(dst: SSAValue, src: SSAValue, type: Attribute) -> list[Operation]:

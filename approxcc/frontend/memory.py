@@ -25,11 +25,10 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, SSAValue
 
-from approxcc.frontend import c_types, initializers
+from approxcc.frontend import c_types, initializers, llvm_ops
 from approxcc.frontend.builder import non_negative
 from approxcc.frontend.c_types import LLVM_PTR, Arith, UnsupportedType
 from approxcc.frontend.cursors import initializer, string_units, unparen, unsupported
-from approxcc.frontend.llvm_ops import memcpy_ops
 
 # Declarations in a function that generate no code: types, and functions declared there.
 _NO_CODE = (CursorKind.STRUCT_DECL, CursorKind.UNION_DECL, CursorKind.ENUM_DECL,
@@ -219,8 +218,8 @@ class MemoryEmitter:
     @cached_property
     def vla_lengths(self) -> dict[str, SSAValue]:
         """The length of each variable-length array type the parameters name (`double
-        A[n][m]`: `double[m]` → m), keyed by the type's spelling, computed at function entry
-        from the parameters' values there, as C evaluates them."""
+        A[n][m]`: `double[m]` → m), keyed by the type's unqualified spelling, computed at
+        function entry from the parameters' values there, as C evaluates them."""
         lengths: dict[str, SSAValue] = {}
         entry_values = {p: args[0] for p, args in self.arguments.items()
                         if not (c_types.is_pointer(p.type) or c_types.is_record(p.type))}
@@ -235,20 +234,21 @@ class MemoryEmitter:
 
     def size_arrays(self, decl: Cursor, lengths: dict[str, SSAValue]) -> None:
         """Evaluate the lengths of the variable-length array types in `decl`'s type, keyed
-        by the type's spelling (a name already there keeps its length)."""
+        by the type's unqualified spelling (a name already there keeps its length)."""
         sizes = [k for k in decl.get_children() if (k.kind.is_expression() or
                  k.kind == CursorKind.UNEXPOSED_EXPR) and k.kind not in _INITIALISERS][::-1]
         t = c_types.canonical(decl.type)  # clang lists the sizes inner first
         while sizes and c_types.is_array(t):
             if t.kind != TypeKind.INCOMPLETEARRAY:  # `[]` has no size expression
                 size = sizes.pop(0)
-                if t.kind == TypeKind.VARIABLEARRAY and t.spelling not in lengths:
-                    lengths[t.spelling] = self.b.to_index(self.rvalue(size),
-                                                          c_types.is_signed(size.type))
+                key = c_types.unqualified_spelling(t)
+                if t.kind == TypeKind.VARIABLEARRAY and key not in lengths:
+                    lengths[key] = self.b.to_index(self.rvalue(size),
+                                                   c_types.is_signed(size.type))
             t = c_types.canonical(t.get_array_element_type())
 
     def vla_length(self, t) -> SSAValue:
-        length = self.vla_lengths.get(t.spelling)
+        length = self.vla_lengths.get(c_types.unqualified_spelling(t))
         if length is None:
             raise UnsupportedType(t.spelling)
         return length
@@ -268,7 +268,10 @@ class MemoryEmitter:
                                c_types.pointer_view_type(lv.ctype))
         if lv.bits is not None:
             return self.load_bits(lv)
-        if lv.ref.type == LLVM_PTR:
+        if c_types.is_volatile(lv.ctype):  # memref.load has no volatile form
+            v = self.b.insert(llvm_ops.load(self.address(lv), c_types.element_type(lv.ctype),
+                                            volatile=True))
+        elif lv.ref.type == LLVM_PTR:
             v = self.b.insert(llvm.LoadOp(lv.ref, c_types.element_type(lv.ctype)))
         else:
             v = self.b.insert(memref.LoadOp.get(lv.ref, lv.indices))
@@ -282,7 +285,9 @@ class MemoryEmitter:
             return
         if c_types.is_pointer(lv.ctype) or lv.decayed:
             value = self.b.pointer(value)
-        if lv.ref.type == LLVM_PTR:
+        if c_types.is_volatile(lv.ctype):
+            self.b.insert(llvm.StoreOp(value, self.address(lv), volatile=True))
+        elif lv.ref.type == LLVM_PTR:
             self.b.insert(llvm.StoreOp(value, lv.ref))
         else:
             self.b.insert(memref.StoreOp.get(value, lv.ref, lv.indices))
@@ -312,7 +317,7 @@ class MemoryEmitter:
         width to its type's."""
         b, bits = self.b, lv.bits
         unit = bits.unit
-        v = b.insert(llvm.LoadOp(lv.ref, unit, alignment=1))
+        v = b.insert(llvm_ops.load(lv.ref, unit, 1, c_types.is_volatile(lv.ctype)))
         if bits.shift:
             v = b.insert(arith.ShRUIOp(v, b.int_const(bits.shift, unit)))
         field = IntegerType(bits.width)
@@ -329,9 +334,11 @@ class MemoryEmitter:
         if bits.shift:
             v = b.insert(arith.ShLIOp(v, b.int_const(bits.shift, unit)))
         mask = ((1 << bits.width) - 1) << bits.shift
-        old = b.insert(llvm.LoadOp(lv.ref, unit, alignment=1))
+        volatile = c_types.is_volatile(lv.ctype)
+        old = b.insert(llvm_ops.load(lv.ref, unit, 1, volatile))
         kept = b.insert(arith.AndIOp(old, b.int_const(~mask, unit)))
-        b.insert(llvm.StoreOp(b.insert(arith.OrIOp(kept, v)), lv.ref, alignment=1))
+        b.insert(llvm.StoreOp(b.insert(arith.OrIOp(kept, v)), lv.ref, alignment=1,
+                              volatile=volatile))
 
     # declarations --------------------------------------------------------------------------
     def declaration(self, d: Cursor) -> None:
@@ -363,7 +370,8 @@ class MemoryEmitter:
         if len(parts) > _STORES_AT_MOST and not lv.bits and \
                 (table := self.unit.constant_copy(lv.ctype, init)) is not None:
             source = self.b.insert(llvm.AddressOfOp(table, LLVM_PTR))
-            for op in memcpy_ops(self.address(lv), source, c_types.element_type(lv.ctype)):
+            for op in llvm_ops.memcpy_ops(self.address(lv), source,
+                                          c_types.element_type(lv.ctype)):
                 self.b.insert(op)
             return
         if len(parts) != 1 or parts[0].path:
