@@ -1,14 +1,13 @@
 """Bugs Csmith found (bench/csmith.py), each reduced to a small program and built by approxcc
 in the mode that failed, against `cc -O2`."""
 
+import re
 from pathlib import Path
 
 from conftest import (
     assert_same_as_cc,
     assert_same_as_cc_by_default,
     assert_same_as_cc_through_mlir,
-    diagnose,
-    where,
 )
 
 # Csmith seed 1 (`--max-funcs 4 ...`, bench/csmith.py --small) with every function through
@@ -212,8 +211,7 @@ def test_the_value_of_an_assignment_to_a_bitfield_is_the_fields(tmp_path: Path):
 
 
 # The seed's struct is `#pragma pack(1)`: packed bit-fields (read and written a byte-aligned
-# unit at a time) go through MLIR, annotated too; a packed record with a misaligned member
-# that is not a bit-field is not supported yet (a clean diagnostic).
+# unit at a time) go through MLIR, annotated too.
 PACKED_BITFIELDS = """#include <stdio.h>
 #pragma pack(push)
 #pragma pack(1)
@@ -238,12 +236,74 @@ def test_packed_structs(tmp_path: Path):
                                          "  int a = 0;\n  #pragma approx task_skipping\n"
                                          "  if (g.f2) a = use(g, 7);")
     assert assert_same_as_cc(annotated, tmp_path / "annotated") == "933 24 -5 -99\n"
-    misaligned = annotated.replace("#pragma pack(pop)", "struct S1 { char c; int misaligned; };\n"
-                                   "#pragma pack(pop)\nstatic struct S1 h = {1, 2};"
-                                   ).replace("if (g.f2)", "if (h.misaligned)")
-    assert diagnose(misaligned, tmp_path).startswith(
-        f"t.c:{where(misaligned, 'h = {')}: error: type 'struct S1' is not supported by the "
-        "approxcc C frontend yet")
+
+
+# Csmith's packed records (`#pragma pack(1)`, most with a volatile member) were the cause of
+# most sites the annotated campaign could not use. Their members lie under their types'
+# alignment: each is read and written at its address with the alignment known of it (`align
+# 1`; a record nested in a packed one too), the record held as its bytes; one passed by value
+# or returned crosses a call as cc passes it (a misaligned member: in memory).
+PACKED = r"""#include <stdio.h>
+#include <stdint.h>
+#include <string.h>
+#pragma pack(push)
+#pragma pack(1)
+struct P { uint8_t c; int32_t i; uint16_t s; double d; int32_t arr[3]; signed bf : 19;
+           volatile uint16_t v; };
+struct Q { char tag; struct P p; };
+struct R { uint8_t a; uint16_t b; };
+#pragma pack(pop)
+struct Inner { int x; long y; };
+struct __attribute__((packed)) W { char c; struct Inner in; };
+static struct P gp = {1, -2, 3, 4.5, {5, 6, 7}, -8, 9};
+static struct Q gq[2];
+struct W gw;
+struct P make(int k) {
+  struct P p = {k, k * 2, k * 3, k * 0.5, {k, k + 1, k + 2}, -k, k};
+  return p;
+}
+int32_t sum(struct P p) { return p.c + p.i + p.s + (int)p.d + p.arr[0] + p.arr[2] + p.bf + p.v; }
+struct R swap(struct R r) { struct R t = {(uint8_t)r.b, r.a}; return t; }
+void bump(struct P *p) { p->i += 100; p->arr[1] *= 3; p->d += 1; p->bf -= 1; p->v++; }
+int main(void) {
+  struct P l = make(7);
+  bump(&l);
+  bump(&gp);
+  gq[1].p = gp; gq[1].p.arr[2] = 77; gq[0].tag = 'x';
+  gw.in.x = 11; gw.in.y = 1234567890123L; gw.c = 'w';
+  struct P copy = gq[1].p;
+  for (int k = 0; k < 3; k++) copy.arr[k] += k;
+  struct R r = swap((struct R){3, 258});
+  printf("%d %d %d %d %g %d %d %d\n", sum(l), sum(gp), sum(gq[1].p), sum(copy), gq[1].p.d,
+         gq[0].tag, r.a, r.b);
+  printf("%d %ld %c %zu %zu %zu\n", gw.in.x, gw.in.y, gw.c, sizeof(struct P), sizeof(struct Q),
+         sizeof gw);
+  unsigned char bytes[sizeof(struct P)];
+  memcpy(bytes, &copy, sizeof bytes);
+  unsigned h = 0;
+  for (unsigned k = 0; k < sizeof bytes; k++) h = h * 31 + bytes[k];
+  printf("%u\n", h);
+  return 0;
+}
+"""
+PACKED_OUTPUT = "162 120 190 192 5.5 120 2 3\n11 1234567890123 w 32 33 17\n479383510\n"
+
+
+def test_members_of_packed_records_under_their_alignment(tmp_path: Path):
+    (tmp_path / "mlir").mkdir()
+    # every function through MLIR (the initialised globals are defined by the system
+    # compiler: a packed record's initialiser is not evaluated into bytes)
+    assert assert_same_as_cc(PACKED, tmp_path / "mlir", keep_temps=True) == PACKED_OUTPUT
+    emitted = (tmp_path / "mlir" / "p.approx.mlir").read_text()
+    assert all(f"func.func @{f}(" in emitted for f in ("make", "sum", "swap", "bump", "main"))
+    ll = (tmp_path / "mlir" / "p.opt.ll").read_text()
+    bump = re.search(r"define void @bump\(.*?\n}", ll, re.DOTALL).group(0)
+    assert re.findall(r"load (\w+), ptr %\d+, align (\d+)", bump) == \
+        [("i32", "1"), ("i32", "1"), ("double", "1"), ("i24", "1")], bump
+    # annotated: only main through MLIR, calling the others (by value both ways) in cc's code
+    annotated = PACKED.replace("  struct P copy = gq[1].p;",
+                               "  struct P copy = gq[1].p;\n  #pragma approx loop_perforate")
+    assert assert_same_as_cc_by_default(annotated, tmp_path) == PACKED_OUTPUT
 
 
 # Csmith seed 200862 (--small) with its headers inlined and every function through MLIR:

@@ -226,8 +226,10 @@ def _laid_out(c: Type) -> list[Cursor]:
 
 def is_packed(t: Type) -> bool:
     """A record aligned less than one of its (non-bit-field) members' types (`#pragma pack`,
-    `packed`): its members may be misaligned, which the frontend does not lay out yet.
-    Bit-fields are read and written a byte-aligned unit at a time wherever they lie."""
+    `packed`): its members may lie under their alignment. It is held as its bytes (LLVM
+    would lay out a struct of its members apart), its members read and written at their
+    addresses with the alignment known of them; bit-fields are read and written a
+    byte-aligned unit at a time wherever they lie."""
     c = canonical(t)
     return any(c.get_align() < canonical(f.type).get_align()
                for f in c.get_fields() if not f.is_bitfield())
@@ -235,12 +237,11 @@ def is_packed(t: Type) -> bool:
 
 def record_type(t: Type) -> Attribute:
     """A struct: the `!llvm.struct` of its fields with clang's padding as explicit
-    `!llvm.array<n x i8>` fields; a union: its bytes (members are read at offset 0)."""
+    `!llvm.array<n x i8>` fields; a union (members are read at offset 0) or a packed
+    record: its bytes."""
     c = canonical(t)
     size = size_of(c)
-    if is_packed(c):
-        raise UnsupportedType(t.spelling)
-    if is_union(c):
+    if is_union(c) or is_packed(c):
         return LLVMArrayType(IntAttr(size), i8)
     fields, at = [], 0
     for f in _laid_out(c):

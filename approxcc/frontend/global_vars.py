@@ -6,8 +6,8 @@ A constant initialiser is evaluated here, following C11 6.7.9 on clang's *syntac
 the initialiser (libclang shows the braces as written): brace elision, string literals for
 char arrays, designators, zeros for what is not written (initializers.py walks it). It
 becomes a `value` attribute (a scalar, or a dense array of scalars) or, when pointers or
-structs are involved, an initialiser region. Unions, bit-fields, function addresses and
-addresses of elements are not evaluated: `Unevaluated`.
+structs are involved, an initialiser region. Unions, bit-fields, packed records, function
+addresses and addresses of elements are not evaluated: `Unevaluated`.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ class ConstantEvaluator:
         c = c_types.canonical(t)
         if c.kind == TypeKind.CONSTANTARRAY:
             count, index, sub = c.get_array_size(), path[0], c.get_array_element_type()
-        elif c_types.is_union(c) or c_types.has_bitfields(c):
+        elif c_types.is_union(c) or c_types.has_bitfields(c) or c_types.is_packed(c):
             raise Unevaluated(part.expr)  # their bytes are not evaluated here
         else:
             count, index, sub = (len(c_types.record_type(c).types),

@@ -9,7 +9,8 @@ addressed with `llvm.getelementptr`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 from clang.cindex import Cursor, CursorKind, TypeKind
@@ -58,6 +59,9 @@ class LValue:
     ctype: object  # clang Type of the object
     bits: BitField | None = None  # a bit-field: `ref` is the address of its first byte
     decayed: bool = False  # a parameter declared as an array: `ref` holds the pointer it is
+    # under its type's alignment (a member of a packed record): `ref` is an `!llvm.ptr` and
+    # loads and stores say this alignment (a memref's assume the type's)
+    align: int | None = None
 
 
 @dataclass(frozen=True)
@@ -173,7 +177,7 @@ class MemoryEmitter:
             if c_types.constant_count(lv.ctype) != 1 else n
         elem = c_types.base_storage_type(lv.ctype)
         if not lv.indices:
-            return LValue(self.b.gep(lv.ref, step, elem), (), lv.ctype)
+            return replace(lv, ref=self.b.gep(lv.ref, step, elem))
         index = self.b.insert(arith.AddiOp(lv.indices[0], step))
         if non_negative(index) or lv.ref.type.has_static_shape():
             return LValue(lv.ref, (index,), lv.ctype)
@@ -184,17 +188,21 @@ class MemoryEmitter:
         return LValue(self.b.view(ptr, lv.ref.type), (self.b.index(0),), lv.ctype)
 
     def first_element(self, array: LValue) -> LValue:
-        return LValue(array.ref, array.indices, array.ctype.get_canonical()
-                      .get_array_element_type())
+        return replace(array, ctype=array.ctype.get_canonical().get_array_element_type())
 
     def member(self, obj: LValue, field: Cursor, ctype) -> LValue:
-        """`obj.field`, of type `ctype` (a union's members all start at its address)."""
-        if not c_types.is_record(obj.ctype) or c_types.is_packed(obj.ctype):
+        """`obj.field`, of type `ctype` (a union's members all start at its address). In a
+        packed record (or one lying under its alignment) a member may lie under its type's
+        alignment: then its address is all it is, with the alignment known of it."""
+        if not c_types.is_record(obj.ctype):
             raise UnsupportedType(obj.ctype.spelling)
         bits = c_types.field_offset(obj.ctype, field)
         ptr = self.b.gep(self.address(obj), self.b.index(bits // 8), i8)
         if field.is_bitfield():
             return LValue(ptr, (), ctype, BitField(bits % 8, field.get_bitfield_width()))
+        known = math.gcd(obj.align or c_types.canonical(obj.ctype).get_align(), bits // 8)
+        if known < c_types.canonical(ctype).get_align():
+            return LValue(ptr, (), ctype, align=known)
         return self.at_address(ptr, ctype)
 
     def element_count(self, t) -> SSAValue:
@@ -268,11 +276,10 @@ class MemoryEmitter:
                                c_types.pointer_view_type(lv.ctype))
         if lv.bits is not None:
             return self.load_bits(lv)
-        if c_types.is_volatile(lv.ctype):  # memref.load has no volatile form
+        volatile = c_types.is_volatile(lv.ctype)  # memref.load has no volatile form
+        if lv.ref.type == LLVM_PTR or volatile:
             v = self.b.insert(llvm_ops.load(self.address(lv), c_types.element_type(lv.ctype),
-                                            volatile=True))
-        elif lv.ref.type == LLVM_PTR:
-            v = self.b.insert(llvm.LoadOp(lv.ref, c_types.element_type(lv.ctype)))
+                                            lv.align, volatile))
         else:
             v = self.b.insert(memref.LoadOp.get(lv.ref, lv.indices))
         if c_types.is_pointer(lv.ctype):
@@ -285,10 +292,10 @@ class MemoryEmitter:
             return
         if c_types.is_pointer(lv.ctype) or lv.decayed:
             value = self.b.pointer(value)
-        if c_types.is_volatile(lv.ctype):
-            self.b.insert(llvm.StoreOp(value, self.address(lv), volatile=True))
-        elif lv.ref.type == LLVM_PTR:
-            self.b.insert(llvm.StoreOp(value, lv.ref))
+        volatile = c_types.is_volatile(lv.ctype)
+        if lv.ref.type == LLVM_PTR or volatile:
+            self.b.insert(llvm.StoreOp(value, self.address(lv), alignment=lv.align,
+                                       volatile=volatile))
         else:
             self.b.insert(memref.StoreOp.get(value, lv.ref, lv.indices))
 
@@ -406,4 +413,4 @@ class MemoryEmitter:
         if not (c_types.is_array(lv.ctype) or c_types.is_record(lv.ctype)):
             return
         zero = self.b.insert(llvm.ZeroOp(result_types=[c_types.element_type(lv.ctype)]))
-        self.b.insert(llvm.StoreOp(zero, self.address(lv)))
+        self.b.insert(llvm.StoreOp(zero, self.address(lv), alignment=lv.align))
