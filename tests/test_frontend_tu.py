@@ -505,3 +505,42 @@ int main(void) {
 
 def test_a_function_has_one_address_across_the_split(tmp_path: Path):
     assert assert_same_as_cc_by_default(ONE_ADDRESS, tmp_path) == "1 1 6 9\n"
+
+
+# A header's `static` state, used by an annotated function and by code the system compiler
+# builds, is one object as in cc's build: it had a private MLIR copy (the counter the annotated
+# loop ticked was not the one main printed); so are a header function's `static` locals and
+# its address (MLIR calls the remainder's definition instead of a copy)
+HEADER_STATE = {
+    "state.h": """static int counter;
+static int table[4] = {1, 2, 3, 4};
+static const int weights[4] = {5, 6, 7, 8};
+static inline void tick(int k) { counter += k; table[k & 3] += weights[k & 3]; }
+static inline int next_id(void) { static int id; return ++id; }
+static inline int twice(int x) { return 2 * x; }
+""",
+    "m.c": """#include <stdio.h>
+#include "state.h"
+int (*twice_in_mlir)(int);
+int work(int n) {
+  int s = 0;
+  #pragma approx loop_perforate
+  for (int i = 0; i < n; i++) { tick(i); s += counter + next_id(); }
+  twice_in_mlir = twice;
+  return s;
+}
+int main(void) {
+  int s = work(5);
+  tick(1);
+  int id = next_id();
+  printf("%d %d %d %d %d\\n", s, counter, table[1], id, twice_in_mlir == twice);
+  return 0;
+}
+""",
+}
+
+
+@pytest.mark.parametrize("build", [assert_same_as_cc_by_default, assert_same_as_cc],
+                         ids=["default", "mlir-all"])
+def test_a_headers_static_state_is_one_object(build, tmp_path: Path):
+    assert build(HEADER_STATE, tmp_path) == "35 11 14 6 1\n"

@@ -288,7 +288,9 @@ class ModuleEmitter:
     def declare(self, callee: Cursor, symbol: str | None = None) -> None:
         """Record a function the module calls (as `symbol`: a builtin's library function):
         declared at the end unless defined here. A header's `static`/`inline` definition gets
-        a private copy (nothing else defines it)."""
+        a private copy (nothing else defines it), unless a copy would be a second function:
+        one with `static` locals, or whose address is taken, is the remainder's, called
+        across the split."""
         name = symbol or callee.spelling
         if name in self.callees:
             return
@@ -300,6 +302,11 @@ class ModuleEmitter:
         definition = callee.get_definition()
         if definition is None or callee.spelling in self.emitted or \
                 not (definition.linkage in _INTERNAL or definition.is_function_inlined()):
+            return
+        one = definition.linkage in _INTERNAL and (
+            _has_static_locals(definition) or callee.spelling in self.address_taken)
+        if not self.main(definition) and one:
+            self.remainder_defines = True
             return
         if not self.main(definition):
             self.function_definition(definition, [])
@@ -499,7 +506,9 @@ class ModuleEmitter:
                 op.visibility_ = IntegerAttr(code, i64)
 
     def shared_internals(self) -> set[Cursor]:
-        """The main file's internal functions and variables used on both sides."""
+        """The internal functions and variables used on both sides: the main file's, and
+        a header's that the remainder defines (its functions MLIR calls without a copy, its
+        variables MLIR uses unless read-only: a constant table may have two copies)."""
         copies = {self.emitted[name].canonical for name in self.copies}
         emitted = {fn.canonical for fn in self.emitted.values()} - copies
         remainder_uses = {n.referenced.canonical for d in self.declarations
@@ -509,10 +518,16 @@ class ModuleEmitter:
         called = {fn.canonical for fn, _ in self.callees.values()}
         shared = set()
         for d in self.declarations:
-            if not self.main(d) or d.linkage not in _INTERNAL:
+            if d.linkage not in _INTERNAL:
                 continue
             c = d.canonical
-            if d.kind == CursorKind.FUNCTION_DECL and d.is_definition() and \
+            if not self.main(d):
+                if d.kind == CursorKind.FUNCTION_DECL and d.is_definition() and \
+                        c in called and c not in emitted or \
+                        d.kind == CursorKind.VAR_DECL and c in self.globals and \
+                        not global_vars.is_read_only(d.type):
+                    shared.add(c)
+            elif d.kind == CursorKind.FUNCTION_DECL and d.is_definition() and \
                     (c in emitted and c in remainder_uses or
                      c not in emitted and c not in copies and c in called):
                 shared.add(c)
@@ -532,8 +547,8 @@ class ModuleEmitter:
             op = self.global_ops[symbol]
             in_header = not self.main(self.defining_declaration(var) or var)
             if var.semantic_parent.kind == CursorKind.FUNCTION_DECL or \
-                    var.linkage in _INTERNAL and in_header:
-                continue  # `static` locals, a header's `static` variables: MLIR's own copy
+                    var.linkage in _INTERNAL and in_header and op.constant is not None:
+                continue  # `static` locals, a header's `static` constants: MLIR's own copy
             decl = global_vars.declaration_op(symbol, op.global_type, op.constant is not None)
             self.module.body.block.insert_op_before(decl, op)
             op.detach()

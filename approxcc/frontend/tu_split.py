@@ -12,8 +12,9 @@ Who defines what, so that every symbol is defined exactly once:
   remainder, the remainder defines every one of them exactly as written (any initialiser
   the C compiler accepts) and the MLIR module only declares the ones it uses (`external`,
   no initialiser), so no initialiser is ever rewritten. `static` locals stay with the
-  function that holds them. (A `static` variable defined in a header has an MLIR copy and
-  a remainder copy; constant tables are fine, a mutable one would be two objects.)
+  function that holds them. A header's `static` variable is the remainder's too, shared
+  under a link name as the main file's are (a private MLIR copy of a counter would be a
+  second object); only a read-only one keeps an MLIR copy, which constant-folds.
 * internal symbols used across the split (a `static` function emitted by MLIR and called from
   the remainder, a fallback `static` function called from MLIR, a `static` variable used by
   MLIR) cross it under a link name, `__approx_<digest>_<name>` with external linkage, the
@@ -34,9 +35,11 @@ Who defines what, so that every symbol is defined exactly once:
 
 Headers: only the main file's definitions are emitted or split. A header's `static` or
 `inline` function that MLIR code calls gets a private copy in the module (ModuleEmitter.declare):
-nothing else defines it — the remainder's copy is internal to the remainder — and a copy keeps
-the call inlinable. If the frontend cannot compile that copy, the calling function falls back
-(unannotated) or the error stands, at the header's line (annotated).
+the remainder's definition is internal to the remainder, and a copy keeps the call
+inlinable. A copy is a second function, though: one with `static` locals or whose address
+is taken is not copied; MLIR calls the remainder's under a link name. If the frontend cannot
+compile a copy, the calling function falls back (unannotated) or the error stands, at the
+header's line (annotated).
 
 `#line 1 "<source>"` keeps `__FILE__` and the compiler's diagnostics on the user's file; the
 driver adds `-iquote <source dir>` so that `#include "..."` finds what it found before.
