@@ -2,6 +2,7 @@
 frontend cannot compile (frontend/tu_split.py), headers, C++. Every program is checked
 against what `cc -O2` (or `c++ -O2`) builds."""
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -544,3 +545,63 @@ int main(void) {
                          ids=["default", "mlir-all"])
 def test_a_headers_static_state_is_one_object(build, tmp_path: Path):
     assert build(HEADER_STATE, tmp_path) == "35 11 14 6 1\n"
+
+
+# What a declaration says about its object besides its type, as cc honours it: thread-local
+# storage (`__thread`, `_Thread_local`, a static local too: one object per thread; MLIR made
+# them plain globals), asm labels (glibc names `sscanf` `__isoc99_sscanf`; MLIR called the
+# names as written), alignment, sections and weak definitions (the system compiler defines
+# such a global as written; a local's declared alignment is its stack slot's)
+STORAGE = r"""#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+__thread int tls = 5;
+static _Thread_local int tls2;
+int buf[4] __attribute__((aligned(64)));
+static char sbuf[3] __attribute__((aligned(32))) = {1, 2, 3};
+int weakv __attribute__((weak)) = 3;
+int table[2] __attribute__((section("approx_table"), used)) = {4, 5};
+extern int table_start[] __asm__("__start_approx_table");
+int real_one(void) { return 42; }
+int alias_decl(void) __asm__("real_one");
+extern int counter_x __asm__("real_counter");
+int real_counter = 7;
+static int per_thread(void) { static __thread int calls; return ++calls; }
+static void *worker(void *p) {
+  tls += 10; tls2 = 7; per_thread();
+  *(int *)p = tls + tls2 + per_thread();
+  return 0;
+}
+static int aligned_locals(int k) {
+  int a[3] __attribute__((aligned(64))) = {k, 2, 3};
+  char c __attribute__((aligned(32))) = 1;
+  double d __attribute__((aligned)) = 2;
+  return (int)((uintptr_t)a % 64 + (uintptr_t)&c % 32 + (uintptr_t)&d % 16) + a[0] + c;
+}
+int main(void) {
+  int r = 0;
+  pthread_t t;
+  pthread_create(&t, 0, worker, &r);
+  pthread_join(t, 0);
+  float f = 0;
+  char s[4] = "";
+  int n = sscanf("0x1p3 ab", "%a %2s", &f, s);
+  printf("%d %d %d %d %d\n", r, tls, tls2, per_thread(), aligned_locals(5));
+  printf("%d %d %d %d %d\n", (int)((uintptr_t)buf % 64), (int)((uintptr_t)sbuf % 32), weakv,
+         table_start[1], alias_decl() + counter_x);
+  printf("%d %g %s\n", n, f, s);
+  return 0;
+}
+"""
+
+
+def test_storage_and_names_a_declaration_gives(tmp_path: Path):
+    flags = ("-pthread", "-save-temps")
+    assert assert_same_as_cc(STORAGE, tmp_path, *flags) == "24 5 0 1 6\n0 0 3 5 49\n2 8 ab\n"
+    emitted = (tmp_path / "p.approx.mlir").read_text()
+    assert all(re.search(rf"func.func (private )?@{name}\(", emitted)
+               for name in ("per_thread", "worker", "aligned_locals", "main")), emitted
+    ll = (tmp_path / "p.ll").read_text()
+    assert "call i32 (ptr, ptr, ...) @__isoc99_sscanf(" in ll
+    assert re.search(r"@per_thread.calls = internal thread_local global i32", ll), ll
+    assert re.search(r"@tls = external thread_local global i32", ll), ll

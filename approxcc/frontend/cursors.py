@@ -72,6 +72,22 @@ def initializer(d: Cursor) -> Cursor | None:
     return init
 
 
+def declared_alignment(var: Cursor) -> int | None:
+    """The alignment `__attribute__((aligned(N)))` gives a variable (`aligned` alone: the
+    target's largest, 16), None without one; another form (`_Alignas`, a macro or an
+    expression: libclang does not show its value) is not supported."""
+    for attr in var.get_children():
+        if attr.kind != CursorKind.ALIGNED_ATTR:
+            continue
+        words = [t.spelling for t in attr.get_tokens()]
+        if words in (["aligned"], ["__aligned__"]):
+            return 16
+        if len(words) == 4 and words[0] in ("aligned", "__aligned__") and words[2].isdigit():
+            return int(words[2])
+        raise unsupported("this alignment specifier", attr)
+    return None
+
+
 def unparen(c: Cursor) -> Cursor:
     while c.kind == CursorKind.PAREN_EXPR:
         c = next(c.get_children())

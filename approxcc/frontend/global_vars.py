@@ -193,8 +193,9 @@ def _shape(t: Attribute) -> tuple[list[int], Attribute]:
 
 
 def global_op(symbol: str, mlir_type: Attribute, value: Constant, linkage: str,
-              constant: bool) -> llvm.GlobalOp:
-    """The `llvm.mlir.global` holding `value` (a definition)."""
+              constant: bool, thread_local: bool = False) -> llvm.GlobalOp:
+    """The `llvm.mlir.global` holding `value` (a definition; `thread_local`: one object per
+    thread, `__thread`/`_Thread_local`)."""
     dims, scalar = _shape(mlir_type)
     numbers = None if isinstance(scalar, llvm.LLVMStructType) or scalar == LLVM_PTR else \
         _numbers(value)
@@ -202,7 +203,8 @@ def global_op(symbol: str, mlir_type: Attribute, value: Constant, linkage: str,
         region = Region(Block())
         with_ops = _RegionBuilder(region.block)
         region.block.add_op(llvm.ReturnOp(with_ops.value(mlir_type, value)))
-        return llvm.GlobalOp(mlir_type, symbol, linkage, constant=constant, body=region)
+        return llvm.GlobalOp(mlir_type, symbol, linkage, constant=constant, body=region,
+                             thread_local_=thread_local)
     if isinstance(scalar, IntegerType):
         numbers = [_signed(int(n), scalar) for n in numbers]
     if not dims:
@@ -210,12 +212,15 @@ def global_op(symbol: str, mlir_type: Attribute, value: Constant, linkage: str,
             FloatAttr(float(numbers[0]), scalar)
     else:
         attr = DenseIntOrFPElementsAttr.from_list(TensorType(scalar, dims), numbers)
-    return llvm.GlobalOp(mlir_type, symbol, linkage, constant=constant, value=attr)
+    return llvm.GlobalOp(mlir_type, symbol, linkage, constant=constant, value=attr,
+                         thread_local_=thread_local)
 
 
-def declaration_op(symbol: str, mlir_type: Attribute, constant: bool) -> llvm.GlobalOp:
+def declaration_op(symbol: str, mlir_type: Attribute, constant: bool,
+                   thread_local: bool = False) -> llvm.GlobalOp:
     """An external global defined in another object."""
-    return llvm.GlobalOp(mlir_type, symbol, "external", constant=constant)
+    return llvm.GlobalOp(mlir_type, symbol, "external", constant=constant,
+                         thread_local_=thread_local)
 
 
 class _RegionBuilder:

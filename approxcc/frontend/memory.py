@@ -29,7 +29,13 @@ from xdsl.ir import Attribute, SSAValue
 from approxcc.frontend import c_types, initializers, llvm_ops
 from approxcc.frontend.builder import non_negative
 from approxcc.frontend.c_types import LLVM_PTR, Arith, UnsupportedType
-from approxcc.frontend.cursors import initializer, string_units, unparen, unsupported
+from approxcc.frontend.cursors import (
+    declared_alignment,
+    initializer,
+    string_units,
+    unparen,
+    unsupported,
+)
 
 # Declarations in a function that generate no code: types, and functions declared there.
 _NO_CODE = (CursorKind.STRUCT_DECL, CursorKind.UNION_DECL, CursorKind.ENUM_DECL,
@@ -86,19 +92,21 @@ class MemoryEmitter:
         if var.kind == CursorKind.PARM_DECL and c_types.is_array(t):  # a written `T a[]`
             self.mem[var] = self.slot(LLVM_PTR)
             return self.mem[var]
-        self.mem[var] = self.object_slot(var.type, var)
+        self.mem[var] = self.object_slot(var.type, var, declared_alignment(var))
         return self.mem[var]
 
-    def object_slot(self, ctype, c: Cursor) -> SSAValue:
-        """Storage for a local object of type `ctype` (declared or a temporary, at `c`): at
-        function entry; a variable-length array where it is declared, as C sizes it."""
+    def object_slot(self, ctype, c: Cursor, align: int | None = None) -> SSAValue:
+        """Storage for a local object of type `ctype` (declared or a temporary, at `c`;
+        `align`: an alignment declared above its type's): at function entry; a
+        variable-length array where it is declared, as C sizes it."""
         t = c_types.canonical(ctype)
         elem = self.elem(c_types.base_element(t), c)
         count = c_types.constant_count(t)
         if count is not None:
-            return self.slot(elem, count if c_types.is_array(t) else None, t.get_align())
+            return self.slot(elem, count if c_types.is_array(t) else None,
+                             max(t.get_align(), align or 1))
         n = self.element_count(t)
-        align = c_types.base_element(t).get_align()
+        align = max(c_types.base_element(t).get_align(), align or 1)
         if not isinstance(elem, IntegerType | AnyFloat):
             size = self.b.insert(arith.IndexCastOp(n, i64))
             return self.b.insert(llvm.AllocaOp(size, elem, alignment=align))
@@ -125,7 +133,8 @@ class MemoryEmitter:
             with self.b.at(self.allocas):
                 size = self.b.insert(llvm.ConstantOp(IntegerAttr(count or 1, i64), i64))
                 return self.b.insert(llvm.AllocaOp(size, elem, alignment=align))
-        op = memref.AllocaOp.get(elem, shape=[count] if count is not None else [])
+        above = align if align > elem.bitwidth // 8 else None  # declared: `aligned(64)`
+        op = memref.AllocaOp.get(elem, above, shape=[count] if count is not None else [])
         self.allocas.add_op(op)
         return op.memref
 

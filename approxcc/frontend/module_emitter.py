@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 
-from clang.cindex import Cursor, CursorKind, LinkageKind, TypeKind
+from clang.cindex import Cursor, CursorKind, LinkageKind, TLSKind, TypeKind
 from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import (
     BytesAttr,
@@ -78,6 +78,24 @@ def _load_hook(fn: Cursor) -> bool:
         if first is not None and first.spelling in _LOAD_HOOKS:
             return True
     return False
+
+
+# Attributes of a variable that its definition does not depend on: an asm label renames it
+# (its symbol is libclang's mangled name); `unused` only silences a warning
+_NEUTRAL_ATTRIBUTES = {"unused", "__unused__", "maybe_unused"}
+
+
+def _defining_attribute(var: Cursor) -> Cursor | None:
+    """An attribute that shapes the definition of `var` (`aligned`, `section`, `weak`,
+    `used`…): the system compiler defines such a variable as written."""
+    return next((k for k in var.get_children() if k.kind.is_attribute() and
+                 k.kind != CursorKind.ASM_LABEL_ATTR and
+                 next(k.get_tokens()).spelling not in _NEUTRAL_ATTRIBUTES), None)
+
+
+def _asm_label(fn: Cursor) -> bool:
+    """Whether `fn` is named by an asm label (`scanf` is `__isoc99_scanf` in glibc)."""
+    return any(k.kind == CursorKind.ASM_LABEL_ATTR for k in fn.get_children())
 
 
 def _has_static_locals(fn: Cursor) -> bool:
@@ -360,32 +378,43 @@ class ModuleEmitter:
                                                  CursorKind.NAMESPACE, CursorKind.LINKAGE_SPEC)
         definition = var if local else self.defining_declaration(var)
         decl = definition or var
-        symbol = self.local_symbol(var) if local else \
-            (var.mangled_name if self.cplusplus else var.spelling)
+        # its symbol: C++'s mangling, or C's name unless an asm label renames it
+        symbol = self.local_symbol(var) if local else var.mangled_name
         constant = global_vars.is_read_only(decl.type)
+        thread_local = var.tls_kind != TLSKind.NONE
+        if symbol in self.global_ops:  # another name of one object (asm labels)
+            if definition is None:
+                return symbol
+            self.global_ops.pop(symbol).erase()
         try:
             if definition is None:
-                op = global_vars.declaration_op(symbol, self.declared_type(decl.type), constant)
+                op = global_vars.declaration_op(symbol, self.declared_type(decl.type), constant,
+                                                thread_local)
             else:
-                op = self.definition(definition, symbol, constant, local)
+                op = self.definition(definition, symbol, constant, local, thread_local)
         except UnsupportedType as e:
             raise unsupported(f"type '{e}'", decl) from None
         self.module.body.block.add_op(op)
         self.global_ops[symbol] = op
         return symbol
 
-    def definition(self, var: Cursor, symbol: str, constant: bool, local: bool):
+    def definition(self, var: Cursor, symbol: str, constant: bool, local: bool,
+                   thread_local: bool):
         mlir_type = c_types.element_type(var.type)
         evaluator = global_vars.ConstantEvaluator(self.global_symbol, self.string_global)
         linkage = "internal" if var.linkage in _INTERNAL else "external"
         try:
+            attribute = _defining_attribute(var)
+            if attribute is not None:  # alignment, section, weak…: not reproduced here
+                raise global_vars.Unevaluated(attribute)
             value = evaluator.evaluate(var.type, initializer(var))
         except global_vars.Unevaluated as e:
             if local or var.linkage in _INTERNAL and not self.main(var):
-                raise unsupported("this initialiser of a static variable", e.cursor) from None
+                what = "initialiser" if e.cursor.kind.is_expression() else "attribute"
+                raise unsupported(f"this {what} of a static variable", e.cursor) from None
             self.remainder_defines = True  # the remainder defines it as written
-            return global_vars.declaration_op(symbol, mlir_type, constant)
-        return global_vars.global_op(symbol, mlir_type, value, linkage, constant)
+            return global_vars.declaration_op(symbol, mlir_type, constant, thread_local)
+        return global_vars.global_op(symbol, mlir_type, value, linkage, constant, thread_local)
 
     def constant_copy(self, t, init: Cursor) -> str | None:
         """An internal constant global holding what the initialiser `init` gives an object of
@@ -448,13 +477,18 @@ class ModuleEmitter:
             link = plan.renamed.get(fn.canonical)
             if link is not None:
                 names[name] = tu_split.external_mangling(fn, link, self.cplusplus)
-            elif self.cplusplus and fn.mangled_name != name:
+            elif (self.cplusplus or _asm_label(fn)) and fn.mangled_name != name:
                 names[name] = fn.mangled_name
         for var, symbol in self.globals.items():
             if var in plan.renamed:
                 names[symbol] = tu_split.external_mangling(var, plan.renamed[var],
                                                            self.cplusplus)
         self.address_the_remainders(plan)
+        defined = {names.get(name, name) for name in self.emitted}
+        for name, (_, decl) in self.callees.items():  # a name an asm label gives a definition
+            if name not in self.emitted and names.get(name, name) in defined:
+                decl.detach()
+                decl.erase()
         tu_split.rename_symbols(self.module, names)
         for fn in self.emitted.values():
             if fn.canonical in plan.renamed:
@@ -549,7 +583,8 @@ class ModuleEmitter:
             if var.semantic_parent.kind == CursorKind.FUNCTION_DECL or \
                     var.linkage in _INTERNAL and in_header and op.constant is not None:
                 continue  # `static` locals, a header's `static` constants: MLIR's own copy
-            decl = global_vars.declaration_op(symbol, op.global_type, op.constant is not None)
+            decl = global_vars.declaration_op(symbol, op.global_type, op.constant is not None,
+                                              op.thread_local_ is not None)
             self.module.body.block.insert_op_before(decl, op)
             op.detach()
             op.erase()
