@@ -511,7 +511,9 @@ def test_a_function_has_one_address_across_the_split(tmp_path: Path):
 # A header's `static` state, used by an annotated function and by code the system compiler
 # builds, is one object as in cc's build: it had a private MLIR copy (the counter the annotated
 # loop ticked was not the one main printed); so are a header function's `static` locals and
-# its address (MLIR calls the remainder's definition instead of a copy)
+# its address (MLIR calls the remainder's definition instead of a copy), and a header's
+# `static` the module cannot define as written (an alignment, a union's initialiser: it was an
+# error)
 HEADER_STATE = {
     "state.h": """static int counter;
 static int table[4] = {1, 2, 3, 4};
@@ -519,22 +521,26 @@ static const int weights[4] = {5, 6, 7, 8};
 static inline void tick(int k) { counter += k; table[k & 3] += weights[k & 3]; }
 static inline int next_id(void) { static int id; return ++id; }
 static inline int twice(int x) { return 2 * x; }
+static const int lut[4] __attribute__((aligned(64))) = {1, 2, 3, 4};
+static union { int i; float f; } bits = {.f = 1.5f};
 """,
-    "m.c": """#include <stdio.h>
+    "m.c": """#include <stdint.h>
+#include <stdio.h>
 #include "state.h"
 int (*twice_in_mlir)(int);
 int work(int n) {
   int s = 0;
   #pragma approx loop_perforate
-  for (int i = 0; i < n; i++) { tick(i); s += counter + next_id(); }
+  for (int i = 0; i < n; i++) { tick(i); s += counter + next_id() + lut[i & 3]; }
   twice_in_mlir = twice;
+  bits.i += (int)((uintptr_t)lut % 64);
   return s;
 }
 int main(void) {
   int s = work(5);
   tick(1);
   int id = next_id();
-  printf("%d %d %d %d %d\\n", s, counter, table[1], id, twice_in_mlir == twice);
+  printf("%d %d %d %d %d %g\\n", s, counter, table[1], id, twice_in_mlir == twice, bits.f);
   return 0;
 }
 """,
@@ -544,7 +550,7 @@ int main(void) {
 @pytest.mark.parametrize("build", [assert_same_as_cc_by_default, assert_same_as_cc],
                          ids=["default", "mlir-all"])
 def test_a_headers_static_state_is_one_object(build, tmp_path: Path):
-    assert build(HEADER_STATE, tmp_path) == "35 11 14 6 1\n"
+    assert build(HEADER_STATE, tmp_path) == "46 11 14 6 1 1.5\n"
 
 
 # What a declaration says about its object besides its type, as cc honours it: thread-local

@@ -90,7 +90,8 @@ def _defining_attribute(var: Cursor) -> Cursor | None:
     `used`…): the system compiler defines such a variable as written."""
     return next((k for k in var.get_children() if k.kind.is_attribute() and
                  k.kind != CursorKind.ASM_LABEL_ATTR and
-                 next(k.get_tokens()).spelling not in _NEUTRAL_ATTRIBUTES), None)
+                 getattr(next(k.get_tokens(), None), "spelling", "") not in _NEUTRAL_ATTRIBUTES),
+                None)
 
 
 def _asm_label(fn: Cursor) -> bool:
@@ -409,7 +410,7 @@ class ModuleEmitter:
                 raise global_vars.Unevaluated(attribute)
             value = evaluator.evaluate(var.type, initializer(var))
         except global_vars.Unevaluated as e:
-            if local or var.linkage in _INTERNAL and not self.main(var):
+            if local:
                 what = "initialiser" if e.cursor.kind.is_expression() else "attribute"
                 raise unsupported(f"this {what} of a static variable", e.cursor) from None
             self.remainder_defines = True  # the remainder defines it as written
@@ -559,7 +560,7 @@ class ModuleEmitter:
                 if d.kind == CursorKind.FUNCTION_DECL and d.is_definition() and \
                         c in called and c not in emitted or \
                         d.kind == CursorKind.VAR_DECL and c in self.globals and \
-                        not global_vars.is_read_only(d.type):
+                        not self.keeps_copy(c):
                     shared.add(c)
             elif d.kind == CursorKind.FUNCTION_DECL and d.is_definition() and \
                     (c in emitted and c in remainder_uses or
@@ -574,6 +575,12 @@ class ModuleEmitter:
         return shared | {d.canonical for d in main_vars
                          if tu_split.static_token(d) in statics - {None}}
 
+    def keeps_copy(self, var: Cursor) -> bool:
+        """Whether a header's `static` variable the module uses is its own copy: a constant
+        it defines (which constant-folds). Any other is the remainder's, one object."""
+        op = self.global_ops[self.globals[var]]
+        return op.constant is not None and (op.value is not None or bool(op.body.blocks))
+
     def leave_file_variables_to_remainder(self) -> None:
         """With a remainder, it defines every file-scope variable as written (those of the
         headers it includes too); the module keeps declarations of the ones it uses."""
@@ -581,7 +588,7 @@ class ModuleEmitter:
             op = self.global_ops[symbol]
             in_header = not self.main(self.defining_declaration(var) or var)
             if var.semantic_parent.kind == CursorKind.FUNCTION_DECL or \
-                    var.linkage in _INTERNAL and in_header and op.constant is not None:
+                    var.linkage in _INTERNAL and in_header and self.keeps_copy(var):
                 continue  # `static` locals, a header's `static` constants: MLIR's own copy
             decl = global_vars.declaration_op(symbol, op.global_type, op.constant is not None,
                                               op.thread_local_ is not None)
