@@ -611,3 +611,41 @@ def test_storage_and_names_a_declaration_gives(tmp_path: Path):
     assert "call i32 (ptr, ptr, ...) @__isoc99_sscanf(" in ll
     assert re.search(r"@per_thread.calls = internal thread_local global i32", ll), ll
     assert re.search(r"@tls = external thread_local global i32", ll), ll
+
+
+# Attributes the module cannot honour keep their function with the system compiler, as they
+# must: a local's `cleanup(f)` (its call at scope exit was dropped: `cleaned` stayed 0), a
+# function's `section`, `weak`, `constructor`, or one an `alias` names (it was an MLIR
+# definition the alias could not reach: cc failed)
+ATTRIBUTES = r"""#include <stdio.h>
+static int cleaned, inited;
+static void done(int *p) { cleaned += *p; }
+static int scoped(int k) {
+  { int x __attribute__((cleanup(done))) = k; if (k > 2) return 1; }
+  return 0;
+}
+__attribute__((constructor)) static void init(void) { inited = 42; }
+__attribute__((section("approx_text"))) int in_section(int x) { return x + 1; }
+int weak_one(void) __attribute__((weak));
+int weak_one(void) { return 5; }
+int aliased(void) __attribute__((alias("weak_one")));
+int main(void) {
+  int s = scoped(1) + scoped(5);
+  printf("%d %d %d %d %d %d\n", s, cleaned, inited, in_section(1), weak_one(), aliased());
+  return 0;
+}
+"""
+
+
+def test_attributes_the_module_cannot_honour(tmp_path: Path):
+    assert assert_same_as_cc(ATTRIBUTES, tmp_path, keep_temps=True) == "1 6 42 2 5 5\n"
+    emitted = (tmp_path / "p.approx.mlir").read_text()
+    assert "func.func @main(" in emitted and not re.search(
+        r"func.func (private )?@(scoped|init|in_section|weak_one)\(%", emitted), emitted
+    symbols = subprocess.run(["nm", tmp_path / "approx"], capture_output=True,
+                             text=True).stdout
+    assert re.search(r" W weak_one$", symbols, re.MULTILINE), symbols
+    annotated = ATTRIBUTES.replace("  { int x", "  #pragma approx task_skipping\n  { int x")
+    assert diagnose(annotated, tmp_path).startswith(
+        f"t.c:{where(annotated, 'cleanup(done')}: error: the attribute 'cleanup' of a "
+        f"local {NOT_YET}")

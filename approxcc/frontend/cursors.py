@@ -72,6 +72,17 @@ def initializer(d: Cursor) -> Cursor | None:
     return init
 
 
+# Attributes of a variable that only silence a warning
+WARNING_ATTRIBUTES = {"unused", "maybe_unused"}
+
+
+def attribute_word(attr: Cursor) -> str:
+    """An attribute's name without underscores (`__noinline__`: noinline); libclang shows
+    no tokens for an implicit one: its kind then."""
+    first = next(attr.get_tokens(), None)
+    return first.spelling.strip("_") if first is not None else attr.kind.name.lower()
+
+
 def declared_alignment(var: Cursor) -> int | None:
     """The alignment `__attribute__((aligned(N)))` gives a variable (`aligned` alone: the
     target's largest, 16), None without one; another form (`_Alignas`, a macro or an

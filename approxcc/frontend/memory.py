@@ -30,6 +30,8 @@ from approxcc.frontend import c_types, initializers, llvm_ops
 from approxcc.frontend.builder import non_negative
 from approxcc.frontend.c_types import LLVM_PTR, Arith, UnsupportedType
 from approxcc.frontend.cursors import (
+    WARNING_ATTRIBUTES,
+    attribute_word,
     declared_alignment,
     initializer,
     string_units,
@@ -365,6 +367,10 @@ class MemoryEmitter:
         if d.storage_class.name in ("STATIC", "EXTERN"):
             self.global_lvalue(d)  # the module defines it, with its initialiser
             return
+        for attr in d.get_children():  # `cleanup(f)`: a call at every exit of its scope
+            if attr.kind.is_attribute() and attr.kind != CursorKind.ALIGNED_ATTR and \
+                    attribute_word(attr) not in WARNING_ATTRIBUTES:
+                raise unsupported(f"the attribute '{attribute_word(attr)}' of a local", attr)
         init = initializer(d)
         if c_types.is_reference(d.type) and init is not None:  # `T &r = x;`: x's address
             self.mem[d] = self.slot(LLVM_PTR)

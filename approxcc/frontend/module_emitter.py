@@ -36,6 +36,8 @@ from approxcc.frontend.c_types import UnsupportedType
 from approxcc.frontend.calls import Signature, function_signature
 from approxcc.frontend.clause_exprs import ClauseSites
 from approxcc.frontend.cursors import (
+    WARNING_ATTRIBUTES,
+    attribute_word,
     file_location,
     initializer,
     location,
@@ -67,31 +69,38 @@ def _top_level(c: Cursor) -> list[Cursor]:
     return out
 
 
-_LOAD_HOOKS = {"constructor", "destructor", "__constructor__", "__destructor__"}
+# Function attributes that change nothing the module emits: optimisation hints, warnings,
+# what callers may assume. Any other (constructor, weak, section, used, naked, an ABI…) is the
+# system compiler's to honour: the function stays with it.
+_HINTS = {"noinline", "always_inline", "inline", "hot", "cold", "noreturn", "pure", "const",
+          "nonnull", "returns_nonnull", "unused", "maybe_unused", "format", "format_arg",
+          "warn_unused_result", "nodiscard", "deprecated", "malloc", "alloc_size",
+          "alloc_align", "leaf", "nothrow", "sentinel", "access", "artificial", "gnu_inline",
+          "flatten", "noclone", "noipa", "no_sanitize", "no_sanitize_address",
+          "no_sanitize_undefined", "no_instrument_function", "warning", "error", "target",
+          "optimize", "aligned"}
+_NAMED = (CursorKind.ASM_LABEL_ATTR, CursorKind.VISIBILITY_ATTR)  # honoured by the module
 
 
-def _load_hook(fn: Cursor) -> bool:
-    """`__attribute__((constructor))` or `((destructor))`: runs when the program or library
-    is loaded or unloaded, called by nobody."""
-    for attr in fn.get_children():
-        first = next(attr.get_tokens(), None) if attr.kind.is_attribute() else None
-        if first is not None and first.spelling in _LOAD_HOOKS:
-            return True
-    return False
-
-
-# Attributes of a variable that its definition does not depend on: an asm label renames it
-# (its symbol is libclang's mangled name); `unused` only silences a warning
-_NEUTRAL_ATTRIBUTES = {"unused", "__unused__", "maybe_unused"}
+def _system_compilers_attribute(declarations: list[Cursor]) -> str | None:
+    """The first attribute of a function (on any of its declarations) that the module does
+    not honour, or None."""
+    for d in declarations:
+        for attr in d.get_children():
+            if attr.kind.is_attribute() and attr.kind not in _NAMED and \
+                    attr.kind not in (CursorKind.PURE_ATTR, CursorKind.CONST_ATTR) and \
+                    (word := attribute_word(attr)) not in _HINTS:
+                return word
+    return None
 
 
 def _defining_attribute(var: Cursor) -> Cursor | None:
     """An attribute that shapes the definition of `var` (`aligned`, `section`, `weak`,
-    `used`…): the system compiler defines such a variable as written."""
+    `used`…): the system compiler defines such a variable as written. An asm label renames
+    it (its symbol is libclang's mangled name)."""
     return next((k for k in var.get_children() if k.kind.is_attribute() and
                  k.kind != CursorKind.ASM_LABEL_ATTR and
-                 getattr(next(k.get_tokens(), None), "spelling", "") not in _NEUTRAL_ATTRIBUTES),
-                None)
+                 attribute_word(k) not in WARNING_ATTRIBUTES), None)
 
 
 def _asm_label(fn: Cursor) -> bool:
@@ -160,6 +169,15 @@ class ModuleEmitter:
         self.globals: dict[Cursor, str] = {}        # canonical variable → symbol
         self.global_ops: dict[str, llvm.GlobalOp] = {}
         self.remainder_defines = False  # something only the system compiler can define
+
+    @functools.cached_property
+    def named_by_attributes(self) -> set[str]:
+        """The names the main file's attributes hold (`alias("f")`, `cleanup(f)`): such a
+        function must be defined beside the declaration that names it, by the system
+        compiler (libclang shows no reference to it)."""
+        main = (n for top in self.declarations if self.main(top) for n in top.walk_preorder())
+        return {t.spelling.strip('"') for n in main if n.kind.is_attribute()
+                for t in list(n.get_tokens())[1:]}
 
     @functools.cached_property
     def address_taken(self) -> set[str]:
@@ -239,11 +257,15 @@ class ModuleEmitter:
         return any(c.extent.start.line <= line <= c.extent.end.line for line in self.by_line)
 
     def function(self, c: Cursor) -> None:
-        # The module has no constructor/destructor lists: the system compiler keeps the
-        # attribute.
-        if _load_hook(c):
+        # The module has no constructor lists, sections, weak definitions…: the system
+        # compiler keeps such a function, and the target of an `alias` (defined where it is)
+        attribute = _system_compilers_attribute(self.redeclarations.get(c.canonical, [c]))
+        named = c.spelling in self.named_by_attributes
+        if attribute is not None or named:
             if self.annotated(c):
-                raise unsupported("an approx annotation in a constructor or destructor", c)
+                why = f"with the attribute '{attribute}'" if attribute is not None else \
+                    "an attribute names (alias, cleanup)"
+                raise unsupported(f"an approx annotation in a function {why}", c)
             self.fallbacks.append(c)
             return
         if not self.annotated(c) and not self.all_functions:
