@@ -83,7 +83,8 @@ fuzz: setup
 
 # Csmith programs built by approxcc and by cc -O2, compared (bench/csmith.py): modes default,
 # all (-fapprox-mlir=all) and annotated; e.g. make csmith ARGS="--count 30 --modes annotated
-# --reduce". csmith-deps installs Debian's csmith, libcsmith-dev and cvise when missing.
+# --reduce" (--resume continues a stopped or lengthened campaign from its --json).
+# csmith-deps installs Debian's csmith, libcsmith-dev and cvise when missing.
 CSMITH_PKGS := csmith libcsmith-dev cvise
 APT := $(if $(filter 0,$(shell id -u)),,sudo) env DEBIAN_FRONTEND=noninteractive apt-get
 csmith-deps:

@@ -420,13 +420,16 @@ def _short(text: str) -> str:
 
 def campaign(seeds: Iterable[int], modes: Sequence[str], settings: Settings, jobs: int,
              console: Console | None = None,
-             checkpoint: Callable[[list[Result]], None] | None = None) -> list[Result]:
+             checkpoint: Callable[[list[Result]], None] | None = None,
+             done: Sequence[Result] = ()) -> list[Result]:
     """Every seed in every mode, `jobs` at a time; the results in (seed, mode) order.
     `checkpoint` gets the results so far every CHECKPOINT_EVERY of them (a campaign of
-    hours that is stopped keeps what it measured)."""
+    hours that is stopped keeps what it measured); `done`: results of an earlier run, whose
+    (seed, mode) pairs are not run again."""
+    measured = {(r.seed, r.mode) for r in done}
     programs = [Program(seed, settings) for seed in seeds]
-    tasks = [(p, m) for p in programs for m in modes]
-    results: list[Result] = []
+    tasks = [(p, m) for p in programs for m in modes if (p.seed, m) not in measured]
+    results: list[Result] = list(done)
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TextColumn("{task.fields[tally]}"), TimeElapsedColumn(),
                         console=console or Console(stderr=True), transient=False,
@@ -446,8 +449,9 @@ def campaign(seeds: Iterable[int], modes: Sequence[str], settings: Settings, job
             if checkpoint is not None and len(results) % CHECKPOINT_EVERY == 0:
                 checkpoint(results)
     for p in programs:   # the generated program and the reference binary of clean seeds
-        if not settings.keep and all(r.outcome in ("match", "skipped", "no-site")
-                                     for r in results if r.seed == p.seed):
+        if not settings.keep and p.folder.exists() and \
+                all(r.outcome in ("match", "skipped", "no-site")
+                    for r in results if r.seed == p.seed):
             shutil.rmtree(p.folder, ignore_errors=True)
     return sorted(results, key=lambda r: (r.seed, list(MODES).index(r.mode)))
 
@@ -496,6 +500,12 @@ def report(results: Sequence[Result], seconds: float, console: Console) -> None:
             listing.add_row(str(r.seed), r.mode, r.outcome, r.site, r.detail[:200], r.reduced)
         console.print(listing)
     console.print(f"{len(results)} builds in {seconds:.0f} s")
+
+
+def read_json(path: Path) -> tuple[list[Result], dict[str, object]]:
+    """The results and meta of an earlier run's JSON (write_json's)."""
+    data = json.loads(path.read_text())
+    return [Result(**r) for r in data["results"]], data["meta"]
 
 
 def write_json(path: Path, results: Sequence[Result], meta: dict[str, object]) -> None:
@@ -642,6 +652,9 @@ def _seeds(first: int, count: int, listed: str) -> list[int]:
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
               default=BUILD / "results.json", show_default=True)
 @click.option("--keep", is_flag=True, help="Keep the folders of programs that matched.")
+@click.option("--resume", is_flag=True,
+              help="Keep the results in --json and run only the seeds and modes it lacks "
+                   "(a stopped campaign, or a longer one).")
 @click.option("--inline-headers", is_flag=True,
               help="Paste Csmith's headers into each program: their macro-named functions "
                    "are then the program's own (slower builds).")
@@ -651,7 +664,7 @@ def _seeds(first: int, count: int, listed: str) -> list[int]:
               help="Seconds for one interestingness test.")
 def main(first: int, count: int, listed: str, modes: str, jobs: int, timeout: float,
          build_timeout: float, sites: int, small: bool, csmith_args: str, work: Path,
-         json_path: Path, keep: bool, inline_headers: bool, reducing: bool,
+         json_path: Path, keep: bool, resume: bool, inline_headers: bool, reducing: bool,
          reduce_timeout: float) -> None:
     """Csmith programs through approxcc and gcc; status 1 on a mismatch, ICE or traceback."""
     console = Console() if sys.stdout.isatty() else Console(width=160)
@@ -671,17 +684,19 @@ def main(first: int, count: int, listed: str, modes: str, jobs: int, timeout: fl
             not supports_force_mlir(settings.approxcc, settings.work):
         raise click.ClickException(f"this approxcc does not take {FORCE_MLIR}: "
                                    f"run --modes default,annotated-default")
-    started = time.monotonic()
+    done, before = read_json(json_path) if resume and json_path.exists() else ([], {})
+    started = time.monotonic() - float(before.get("seconds", 0.0))
 
     def meta(finished: bool) -> dict[str, object]:
         return {"csmith_args": settings.csmith_args, "modes": chosen, "timeout": timeout,
-                "inline_headers": inline_headers,
+                "inline_headers": inline_headers, "resumed": bool(done) or
+                bool(before.get("resumed")),
                 "jobs": jobs, "seconds": time.monotonic() - started, "finished": finished,
                 "csmith": _version(["csmith", "--version"], settings.work),
                 "gcc": _version(["cc", "--version"], settings.work)}
 
     results = campaign(_seeds(first, count, listed), chosen, settings, jobs, console,
-                       lambda so_far: write_json(json_path, so_far, meta(False)))
+                       lambda so_far: write_json(json_path, so_far, meta(False)), done)
     if reducing:
         for r in results:
             if r.outcome in ("mismatch", "ice"):

@@ -42,8 +42,15 @@ def _no_bugs(results: list[csmith.Result], seeds: tuple[int, ...], modes: list[s
         [(r.seed, r.mode, r.outcome, r.detail) for r in results]
 
 
-def test_default_mode_matches_gcc(settings: csmith.Settings):
-    results = csmith.campaign(DEFAULT_SEEDS, ["default"], settings, jobs=2)
+def test_default_mode_matches_gcc(settings: csmith.Settings, tmp_path: Path):
+    """In two runs, the second resuming from the first's JSON (`--resume`): what the first
+    measured is kept, not built again (its timings would differ)."""
+    first = csmith.campaign(DEFAULT_SEEDS[:3], ["default"], settings, jobs=2)
+    csmith.write_json(tmp_path / "first.json", first, {"seconds": 1.0})
+    done, meta = csmith.read_json(tmp_path / "first.json")
+    assert (done, meta["seconds"]) == (first, 1.0)
+    results = csmith.campaign(DEFAULT_SEEDS, ["default"], settings, jobs=2, done=done)
+    assert results[:3] == first
     _no_bugs(results, DEFAULT_SEEDS, ["default"])
 
 
