@@ -649,3 +649,31 @@ def test_attributes_the_module_cannot_honour(tmp_path: Path):
     assert diagnose(annotated, tmp_path).startswith(
         f"t.c:{where(annotated, 'cleanup(done')}: error: the attribute 'cleanup' of a "
         f"local {NOT_YET}")
+
+
+# A weak reference (`extern void hook(int) __attribute__((weak))`) may stay undefined, its
+# address null: the module's declarations are `extern_weak` (a plain reference failed to link
+# where cc's program runs); defined in another file, the call reaches it
+WEAK_REFERENCES = {
+    "w.c": """#include <stdio.h>
+extern void optional_hook(int) __attribute__((weak));
+extern int optional_var __attribute__((weak));
+int main(void) {
+  int s = 0;
+  if (optional_hook) optional_hook(1); else s += 1;
+  if (&optional_var) s += optional_var; else s += 10;
+  printf("%d\\n", s);
+  return 0;
+}
+""",
+    "hooks.c": """#include <stdio.h>
+void optional_hook(int k) { printf("hook %d\\n", k); }
+int optional_var = 5;
+""",
+}
+
+
+def test_weak_references(tmp_path: Path):
+    (tmp_path / "alone").mkdir()
+    assert assert_same_as_cc({"w.c": WEAK_REFERENCES["w.c"]}, tmp_path / "alone") == "11\n"
+    assert assert_same_as_cc(WEAK_REFERENCES, tmp_path) == "hook 1\n5\n"

@@ -217,10 +217,10 @@ def global_op(symbol: str, mlir_type: Attribute, value: Constant, linkage: str,
 
 
 def declaration_op(symbol: str, mlir_type: Attribute, constant: bool,
-                   thread_local: bool = False) -> llvm.GlobalOp:
-    """An external global defined in another object."""
-    return llvm.GlobalOp(mlir_type, symbol, "external", constant=constant,
-                         thread_local_=thread_local)
+                   thread_local: bool = False, weak: bool = False) -> llvm.GlobalOp:
+    """An external global defined in another object (`weak`: or nowhere, its address null)."""
+    return llvm.GlobalOp(mlir_type, symbol, "extern_weak" if weak else "external",
+                         constant=constant, thread_local_=thread_local)
 
 
 class _RegionBuilder:

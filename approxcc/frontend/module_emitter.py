@@ -103,6 +103,13 @@ def _defining_attribute(var: Cursor) -> Cursor | None:
                  attribute_word(k) not in WARNING_ATTRIBUTES), None)
 
 
+def _weak(declarations: list[Cursor]) -> bool:
+    """Whether a declaration says `__attribute__((weak))`: the symbol may stay undefined (its
+    address then null), which the module's reference must allow."""
+    return any(k.kind.is_attribute() and attribute_word(k) == "weak"
+               for d in declarations for k in d.get_children())
+
+
 def _asm_label(fn: Cursor) -> bool:
     """Whether `fn` is named by an asm label (`scanf` is `__isoc99_scanf` in glibc)."""
     return any(k.kind == CursorKind.ASM_LABEL_ATTR for k in fn.get_children())
@@ -369,8 +376,10 @@ class ModuleEmitter:
                     and op.sym_name.data == name)
 
     def declare_callees(self) -> None:
-        for name, (_, decl) in self.callees.items():
+        for name, (fn, decl) in self.callees.items():
             if name not in self.emitted:
+                if _weak(self.redeclarations.get(fn.canonical, [fn])):  # may be undefined
+                    decl.attributes["llvm.linkage"] = llvm.LinkageAttr("extern_weak")
                 self.module.body.block.add_op(decl)
 
     def signature(self, fn: Cursor) -> Signature:
@@ -412,7 +421,7 @@ class ModuleEmitter:
         try:
             if definition is None:
                 op = global_vars.declaration_op(symbol, self.declared_type(decl.type), constant,
-                                                thread_local)
+                                                thread_local, _weak([var, decl]))
             else:
                 op = self.definition(definition, symbol, constant, local, thread_local)
         except UnsupportedType as e:
