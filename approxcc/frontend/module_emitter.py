@@ -79,7 +79,8 @@ _HINTS = {"noinline", "always_inline", "inline", "hot", "cold", "noreturn", "pur
           "flatten", "noclone", "noipa", "no_sanitize", "no_sanitize_address",
           "no_sanitize_undefined", "no_instrument_function", "warning", "error", "target",
           "optimize", "aligned"}
-_NAMED = (CursorKind.ASM_LABEL_ATTR, CursorKind.VISIBILITY_ATTR)  # honoured by the module
+_HONOURED = (CursorKind.ASM_LABEL_ATTR, CursorKind.VISIBILITY_ATTR,  # by the module
+             CursorKind.PURE_ATTR, CursorKind.CONST_ATTR)
 
 
 def _system_compilers_attribute(declarations: list[Cursor]) -> str | None:
@@ -87,8 +88,7 @@ def _system_compilers_attribute(declarations: list[Cursor]) -> str | None:
     not honour, or None."""
     for d in declarations:
         for attr in d.get_children():
-            if attr.kind.is_attribute() and attr.kind not in _NAMED and \
-                    attr.kind not in (CursorKind.PURE_ATTR, CursorKind.CONST_ATTR) and \
+            if attr.kind.is_attribute() and attr.kind not in _HONOURED and \
                     (word := attribute_word(attr)) not in _HINTS:
                 return word
     return None
@@ -178,19 +178,13 @@ class ModuleEmitter:
         self.remainder_defines = False  # something only the system compiler can define
 
     @functools.cached_property
-    def named_by_attributes(self) -> set[str]:
-        """The names the main file's attributes hold (`alias("f")`, `cleanup(f)`): such a
-        function must be defined beside the declaration that names it, by the system
-        compiler (libclang shows no reference to it)."""
-        main = (n for top in self.declarations if self.main(top) for n in top.walk_preorder())
-        return {t.spelling.strip('"') for n in main if n.kind.is_attribute()
-                for t in list(n.get_tokens())[1:]}
-
-    @functools.cached_property
-    def address_taken(self) -> set[str]:
-        """The main file's functions whose address its code takes (a function named other
-        than as the callee of a call): `&f` must be one address in both halves."""
-        named, called = {}, set()
+    def _main_file_references(self) -> tuple[set[str], set[str]]:
+        """One walk of the main file: the functions whose address its code takes (a function
+        named other than as the callee of a call: `&f` must be one address in both halves),
+        and the names its attributes hold (`alias("f")`, `cleanup(f)`: such a function must
+        be defined beside the declaration naming it, by the system compiler; libclang shows
+        no reference to it)."""
+        named, called, by_attributes = {}, set(), set()
         main = (n for top in self.declarations if self.main(top) for n in top.walk_preorder())
         for c in main:
             if c.kind == CursorKind.DECL_REF_EXPR and c.referenced is not None and \
@@ -203,7 +197,17 @@ class ModuleEmitter:
                     callee = next(callee.get_children(), None)
                 if callee is not None and callee.kind == CursorKind.DECL_REF_EXPR:
                     called.add(callee.hash)
-        return {name for h, name in named.items() if h not in called}
+            elif c.kind.is_attribute():
+                by_attributes |= {t.spelling.strip('"') for t in list(c.get_tokens())[1:]}
+        return {name for h, name in named.items() if h not in called}, by_attributes
+
+    @property
+    def address_taken(self) -> set[str]:
+        return self._main_file_references[0]
+
+    @property
+    def named_by_attributes(self) -> set[str]:
+        return self._main_file_references[1]
 
     def main(self, c: Cursor) -> bool:
         return c.location.file is not None and c.location.file.name == self.main_file
