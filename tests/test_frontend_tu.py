@@ -19,6 +19,7 @@ from conftest import (
     output_of,
     run_approxcc,
     where,
+    write_config,
     write_sources,
 )
 
@@ -313,6 +314,71 @@ def test_definitions_in_included_files(mode: list[str], tmp_path: Path):
     approxcc_ok("build", "p.c", "other.c", *mode, "-o", "approx", cwd=tmp_path)
     assert output_of(tmp_path / "approx") == "30 12 49\n6 9\n"
 
+
+
+# Annotations in included files: a library's implementation included by its tests (`#include
+# "../lib/impl.c"`, which includes its own header beside it: found there only) and a
+# single-header library's `static inline` function (found by -I), included through a header
+# whose own code calls it, and by a second translation unit (one knob, h, in both). Its
+# `static` state and a helper are shared with the rest of the file; a state clause.
+ANNOTATED_INCLUDES = {
+    "lib/impl.h": "int approx_sum(const int *v, int n);\nint scale(int x);\n",
+    "lib/impl.c": r"""#include "impl.h"
+static int calls;
+static int twice(int x) { calls++; return 2 * x; }
+int approx_sum(const int *v, int n) {
+  int s = 0;
+  #pragma approx loop_perforate knob(hot) values(1:4) state(n) range(0:100)
+  for (int i = 0; i < n; i++) s += twice(v[i]);
+  return s;
+}
+int scale(int x) { return twice(x) + calls; }
+const char *impl_file(void) { return __FILE__; }
+""",
+    "inc/h.h": """#ifndef H_H
+#define H_H
+static inline int h(int n) {
+  int s = 0;
+  // @approx loop_perforate knob(h) values(1:4)
+  for (int i = 0; i < n; i++) s += i;
+  return s;
+}
+#endif
+""",
+    "inc/wrap.h": '#include "h.h"\nstatic int wrapped(int n) { return h(n) + 1; }\n',
+    "tests/t.c": r"""#include <stdio.h>
+#include "../lib/impl.c"
+#include "wrap.h"
+int u(void);
+int main(void) {
+  int v[16];
+  for (int i = 0; i < 16; i++) v[i] = i;
+  int s = approx_sum(v, 16), c = scale(3);
+  printf("%d %d %d %d %s %d %d\n", s, c, wrapped(10), calls, impl_file(), __LINE__, u());
+  return 0;
+}
+""",
+    "tests/u.c": '#include "h.h"\nint u(void) { return h(4); }\n',
+}
+
+
+@pytest.mark.parametrize("mode", [[], [MLIR_ALL]], ids=["annotated", "all"])
+def test_annotations_in_included_files(mode: list[str], tmp_path: Path):
+    for folder in ("lib", "inc", "tests"):
+        (tmp_path / folder).mkdir()
+    write_sources(tmp_path, ANNOTATED_INCLUDES)
+    flags = ["-Iinc", "tests/t.c", "tests/u.c"]
+    cc("-O2", *flags, "-o", "ref", cwd=tmp_path)
+    exact = output_of(tmp_path / "ref")
+    assert exact == "240 23 46 17 tests/../lib/impl.c 9 6\n"
+    done = approxcc_ok(*flags, *mode, "-o", "approx", cwd=tmp_path)
+    assert "warning" not in done.stderr, done.stderr
+    assert output_of(tmp_path / "approx") == exact
+    write_config(tmp_path / "c.json", {"hot": {"thresholds": [10], "decisions": [1, 2]},
+                                       "h": {"value": 3}}, program="approx")
+    approxcc_ok(*flags, *mode, "-fapprox-config=c.json", "-o", "approx", cwd=tmp_path)
+    # every second element (n = 16 reaches the threshold), h's i = 0, 3, 6, 9 and 0, 3
+    assert output_of(tmp_path / "approx") == "112 15 19 9 tests/../lib/impl.c 9 3\n"
 
 # `static` from a macro of a header, in two translation units with helpers of the same
 # names: sum_squares (annotated, MLIR's) is called from the remainder, `calls` crosses the

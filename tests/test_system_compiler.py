@@ -137,22 +137,6 @@ def test_knob_objects_in_a_library_pull_in_the_runtime(tmp_path: Path):
     assert run_binary(tmp_path / "m").stdout == "30\n"
 
 
-def test_annotations_in_an_included_file_are_warned_about(tmp_path: Path):
-    """A header's annotation has no effect (only the main file's are compiled): a warning
-    at it, also when the main file has none, and the program is cc's."""
-    (tmp_path / "inc").mkdir()
-    (tmp_path / "inc" / "h.h").write_text(
-        "static inline int h(int n) {\n  int s = 0;\n  #pragma approx loop_perforate\n"
-        "  for (int i = 0; i < n; i++) s += i;\n  return s;\n}\n")
-    (tmp_path / "m.c").write_text('#include <stdio.h>\n#include "h.h"\n'
-                                  'int main(void) { printf("%d\\n", h(10)); return 0; }\n')
-    done = run_approxcc(["-Iinc", "m.c", "-o", "m"], cwd=tmp_path)
-    assert done.returncode == 0
-    assert done.stderr.startswith("inc/h.h:3:3: warning: approx annotations in an included "
-                                  "file have no effect"), done.stderr
-    assert output_of(tmp_path / "m") == "45\n"
-
-
 def test_response_files_with_approxcc_flags(tmp_path: Path):
     """`@FILE` is read by approxcc's own driver too (a command line with approxcc flags)."""
     (tmp_path / "a.c").write_text(ANNOTATED)

@@ -28,13 +28,15 @@ def frontend(src: str, clang_args: list[str], out: Path | None, remainder: Path,
     included (`includes`, one per line, for the dependency file). Only annotated functions
     go through MLIR unless `all_functions`; `debug_info` (-g): the MLIR with the source
     locations."""
-    from approxcc.frontend.c_parse import SOURCE_ERRORS, compile_unit, read_source
+    from approxcc.frontend.c_parse import SOURCE_ERRORS, compile_unit
 
     compiled = compile_unit(src, clang_args, all_functions)
-    knobs = program_knobs.module_knobs(compiled.module, src, read_source(src))
+    knobs = program_knobs.module_knobs(compiled.module, compiled.annotations)
     if out is not None:
         out.write_text(print_module(compiled.module, debuginfo=debug_info))
     remainder.write_text(compiled.remainder, errors=SOURCE_ERRORS)
+    for name, text in compiled.copies.items():  # included files, edited: included beside it
+        (remainder.parent / name).write_text(text, errors=SOURCE_ERRORS)
     if knobs_asm is not None:
         knobs_asm.write_text(program_knobs.assembly(knobs))
     if includes is not None:
@@ -49,9 +51,16 @@ def dependency_file(src: str, deps: DependencyOptions, path: str, target: str,
     """The make rule of one object: what the frontend included, what the system compiler
     read for the remainder (its temporary source left out), and the configuration."""
     from_cc = [p for p in depfile.read_rule(remainder_rule)
-               if Path(p).resolve() != remainder.resolve()]
+               if Path(p).resolve() != remainder.resolve() and not is_copy(Path(p), remainder)]
     depfile.write(deps, path, target, src,
                   includes.read_text().splitlines() + from_cc + ([config] if config else []))
+
+
+def is_copy(path: Path, remainder: Path) -> bool:
+    """Whether `path` is an included file's edited copy beside the remainder (its name a
+    link name's, frontend/tu_split.py)."""
+    return path.parent.resolve() == remainder.parent.resolve() and \
+        path.name.startswith("__approx_")
 
 
 def model_build(model: str, out: str, targets: str, keep_going: bool = False,

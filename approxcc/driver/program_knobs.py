@@ -12,7 +12,8 @@ and checks the program:
   Names written with `knob(NAME)` are checked; two default names (`FUNCTION_LINE`) that meet
   across translation units (a `static` function of one name at one line in two files) name
   one knob, as the tuner and the runtime's config table see one name: name them to tell
-  them apart;
+  them apart. One annotation in a header (a `static inline` function's) is one knob in
+  every translation unit that includes it;
 * a configuration (`-fapprox-config`) naming a knob that no translation unit defines is an
   error naming the knob, at its key in the configuration file.
 
@@ -24,12 +25,13 @@ the program is linked (with the configuration on the link command line too).
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from xdsl.dialects.builtin import ModuleOp
 
-from approxcc.annotations import scan_annotations
+from approxcc.annotations import Annotation
 from approxcc.config import load_config
 from approxcc.diagnostics import CompileError, SourceLocation, note, warn
 from approxcc.dialect.approx import knobs, parse_loc
@@ -45,10 +47,9 @@ class KnobRecord:
     named: bool  # written with knob(NAME), not a default name
 
 
-def module_knobs(module: ModuleOp, path: str, source: str) -> list[KnobRecord]:
-    """The knobs of one translation unit (`path`, whose text is `source`); its annotations
-    tell which were named."""
-    named = {a.loc for a in scan_annotations(path, source) if a.knob}
+def module_knobs(module: ModuleOp, annotations: list[Annotation]) -> list[KnobRecord]:
+    """The knobs of one translation unit; its annotations tell which were named."""
+    named = {a.loc for a in annotations if a.knob}
     return [KnobRecord(k.knob_name.data, k.source_loc, k.source_loc in named)
             for k in knobs(module)]
 
@@ -75,13 +76,20 @@ def object_knobs(path: str) -> list[KnobRecord]:
     return records
 
 
+def _same_place(a: SourceLocation | None, b: SourceLocation | None) -> bool:
+    """Whether two knobs are one annotation (a header's, in several translation units)."""
+    return a is not None and b is not None and (a.line, a.col) == (b.line, b.col) and \
+        os.path.normpath(a.file) == os.path.normpath(b.file)
+
+
 def check_program(records: list[KnobRecord], config: str | None) -> None:
     """Knob names unique across the program; every configured knob defined somewhere. A
     program with no knobs at all only warns: a project's `CC="approxcc -fapprox-config=F"`
     also links configure's test programs and the project's other executables."""
     first: dict[str, KnobRecord] = {}
     for r in records:
-        if r.name in first and (r.named or first[r.name].named):
+        if r.name in first and (r.named or first[r.name].named) and \
+                not _same_place(r.loc, first[r.name].loc):
             raise CompileError(f"duplicate knob name '{r.name}'", r.loc,
                                [note("first defined here", first[r.name].loc)])
         first.setdefault(r.name, r)

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import ctypes
-import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +41,10 @@ class CompiledUnit:
     module: ModuleOp
     remainder: str
     tu: TranslationUnit  # the files it includes make the dependency files (driver/depfile.py)
+    annotations: list[Annotation]  # in the main file and the files it includes
+    # the included files approxcc compiles, edited as the main file is (tu_split.py): the
+    # name the remainder includes each by, beside it → its text
+    copies: dict[str, str]
 
 
 def _libclang_text(self: cindex.c_interop_string) -> str | None:
@@ -64,15 +67,17 @@ def is_cplusplus(path: str) -> bool:
     return Path(path).suffix in CXX_SUFFIXES
 
 
-def parse(path: str, clang_args: list[str], source: str | None = None,
-          origin: Callable[[int, int], SourceLocation | None] | None = None) -> TranslationUnit:
-    """Parse `path` (or the in-memory `source` standing for it); `origin` maps positions of
-    text the frontend inserted back to where the user wrote it."""
+def parse(path: str, clang_args: list[str], sources: dict[str, str] | None = None,
+          origin: Callable[[SourceLocation], SourceLocation | None] | None = None
+          ) -> TranslationUnit:
+    """Parse `path`, the in-memory `sources` standing for the files they name; `origin` maps
+    positions of text the frontend inserted back to where the user wrote it."""
     # gcc takes bytes that are not UTF-8 in comments and strings, and K&R definitions,
     # silently (the user's -W flags, after these, still ask for clang's warnings)
     lang = (["-x", "c++"] if is_cplusplus(path) else []) + \
         ["-Wno-invalid-source-encoding", "-Wno-deprecated-non-prototype"]
-    unsaved = [(path, source.encode(errors=SOURCE_ERRORS))] if source is not None else None
+    unsaved = [(name, text.encode(errors=SOURCE_ERRORS))
+               for name, text in sources.items()] if sources else None
     try:
         tu = Index.create().parse(path, args=[*lang, *SYSTEM_COMPILER_IDENTITY, *clang_args,
                                               *_SYSTEM_COMPILERS_TO_JUDGE],
@@ -84,10 +89,10 @@ def parse(path: str, clang_args: list[str], source: str | None = None,
         loc = d.location
         where = SourceLocation(loc.file.name, loc.line, loc.column) if loc.file else None
         if d.severity >= ClangDiagnostic.Error:
-            if where and origin and where.file == tu.spelling:
-                where = origin(where.line, where.col) or where
+            if where and origin:
+                where = origin(where) or where
             raise CompileError(d.spelling, where, flag=d.option or None)
-        if d.severity == ClangDiagnostic.Warning and source is None and \
+        if d.severity == ClangDiagnostic.Warning and sources is None and \
                 not _approx_pragma(d.option, where):
             warn(d.spelling, where, d.option or None)  # once: the first parse
     return tu
@@ -106,16 +111,18 @@ def _approx_pragma(option: str, where: SourceLocation | None) -> bool:
         re.match(r"\s*#\s*pragma\s+approx\b", lines[where.line - 1]) is not None
 
 
-def _function_bodies(tu: TranslationUnit) -> dict[int, tuple[int, int]]:
-    """First line of each function definition in the main file → its body's `{`."""
+def _function_bodies(tu: TranslationUnit, files: Collection[str]
+                     ) -> dict[tuple[str, int], tuple[int, int]]:
+    """(file, first line) of each function definition in `files` → its body's `{`."""
     bodies = {}
     for c in tu.cursor.walk_preorder():
         if c.kind == CursorKind.FUNCTION_DECL and c.is_definition() and \
-                c.location.file and c.location.file.name == tu.spelling:
+                c.location.file and c.location.file.name in files:
             body = next((k for k in c.get_children() if k.kind == CursorKind.COMPOUND_STMT),
                         None)  # C++ `= delete` has none
             if body is not None:
-                bodies[c.extent.start.line] = (body.extent.start.line, body.extent.start.column)
+                bodies[c.location.file.name, c.extent.start.line] = \
+                    (body.extent.start.line, body.extent.start.column)
     return bodies
 
 
@@ -135,10 +142,10 @@ def live_annotations(annotations: list[Annotation],
 _MARKER = re.compile(r"#[ \t]*pragma[ \t]+approx\b|//[ \t]*@approx\b")
 
 
-def warn_included_annotations(tu: TranslationUnit) -> None:
-    """Annotations in an included file (a project header, `#include "impl.c"`) have no
-    effect: only the main file's functions are compiled by approxcc. Warned once per file,
-    at its first annotation."""
+def annotated_includes(tu: TranslationUnit) -> dict[str, str]:
+    """The files the unit includes (not system headers) that hold approx annotations, by
+    the name libclang gives them (`tests/../impl.c`): their text."""
+    found: dict[str, str] = {}
     seen: set[str] = set()
     for inclusion in tu.get_includes():
         name = inclusion.include.name
@@ -146,12 +153,9 @@ def warn_included_annotations(tu: TranslationUnit) -> None:
             continue
         seen.add(name)
         text = read_source(name)
-        if (m := _MARKER.search(text)) is not None:
-            line = text.count("\n", 0, m.start()) + 1
-            col = m.start() - text.rfind("\n", 0, m.start())
-            warn("approx annotations in an included file have no effect: only the main "
-                 "file's are compiled", SourceLocation(os.path.normpath(name), line, col),
-                 "-Wapprox-skipped-annotation")
+        if _MARKER.search(text) is not None:
+            found[name] = text
+    return found
 
 
 def c_to_mlir(path: str, clang_args: list[str]) -> ModuleOp:
@@ -162,21 +166,24 @@ def c_to_mlir(path: str, clang_args: list[str]) -> ModuleOp:
 def compile_unit(path: str, clang_args: list[str], all_functions: bool = False) -> CompiledUnit:
     """C/C++ source → MLIR module and the remainder for the system compiler (tu_split.py):
     the annotated functions in MLIR, and with `all_functions` every function the frontend
-    can compile."""
+    can compile. Annotations count in the main file and in the files it includes (a
+    library's implementation, a single-header library), not in system headers."""
     try:
         source = read_source(path)
     except OSError as e:
         raise CompileError(f"no such file or directory: '{path}'") from e
     tu = parse(path, clang_args)
-    warn_included_annotations(tu)
-    annotations = live_annotations(scan_annotations(path, source), skipped_lines(tu, tu.spelling))
-    sites = ClauseSites(source, annotations)
-    parsed = source
+    sources = {tu.spelling: source, **annotated_includes(tu)}
+    annotations = [a for name, text in sources.items()
+                   for a in live_annotations(scan_annotations(name, text),
+                                             skipped_lines(tu, name))]
+    sites = ClauseSites(sources, annotations)
+    parsed = dict(sources)
     if sites:  # a second parse, with the clause expressions placed in their scopes
-        parsed = sites.rewrite(_function_bodies(tu))
+        parsed.update(sites.rewrite(_function_bodies(tu, sources)))
         tu = parse(path, clang_args, parsed, sites.original)
     emitter = ModuleEmitter(tu.cursor, tu.spelling, annotations, sites, is_cplusplus(path),
-                            all_functions)
+                            all_functions, included=set(sources) - {tu.spelling})
     try:
         module = emitter.emit()
         plan = emitter.finish(path, source)
@@ -187,12 +194,26 @@ def compile_unit(path: str, clang_args: list[str], all_functions: bool = False) 
             raise CompileError(f"type '{e}' is not supported by the approxcc C frontend "
                                "yet") from e
         raise
-    return CompiledUnit(module, tu_split.remainder(parsed, path, plan,
-                                                    is_cplusplus(path)), tu)
+    rest, copies = tu_split.remainder(parsed, tu.spelling, plan, is_cplusplus(path),
+                                      _inclusions(tu))
+    return CompiledUnit(module, rest, tu, annotations, copies)
+
+
+def _inclusions(tu: TranslationUnit) -> list[tu_split.Inclusion]:
+    """The unit's `#include` directives outside system headers."""
+    system: dict[str, bool] = {}  # (an inclusion's own location cannot say: libclang crashes)
+    out = []
+    for i in tu.get_includes():
+        file = i.location.file.name
+        if file not in system:
+            system[file] = tu.get_location(file, (1, 1)).is_in_system_header
+        if not system[file]:
+            out.append(tu_split.Inclusion(file, i.location.offset, i.include.name))
+    return out
 
 
 def _all_to_system_compiler(tu: TranslationUnit, path: str, source: str) -> CompiledUnit:
     """An empty module, and the whole source as the remainder."""
     plan = tu_split.Plan(needed=True)
-    return CompiledUnit(ModuleOp([]), tu_split.remainder(source, path, plan,
-                                                         is_cplusplus(path)), tu)
+    rest, _ = tu_split.remainder({tu.spelling: source}, tu.spelling, plan, is_cplusplus(path))
+    return CompiledUnit(ModuleOp([]), rest, tu, [], {})

@@ -39,30 +39,35 @@ def _clauses(a: Annotation) -> list[tuple[str, ClauseExpr]]:
 
 
 class ClauseSites:
-    def __init__(self, source: str, annotations: list[Annotation]):
-        self.source = source
+    """The sites of the annotations with expressions, in every file that holds annotations
+    (the main file and the included files approxcc compiles)."""
+
+    def __init__(self, sources: dict[str, str], annotations: list[Annotation]):
+        self.sources = sources  # each file's text, by the name libclang gives it
         self.sites = [_Site(a) for a in annotations if _clauses(a)]
-        self.by_pos: dict[tuple[int, int], _Site] = {}
+        self.by_pos: dict[tuple[str, int, int], _Site] = {}
 
     def __bool__(self) -> bool:
         return bool(self.sites)
 
-    def rewrite(self, function_bodies: dict[int, tuple[int, int]]) -> str:
-        """The source with every site inserted; `function_bodies` maps the line of an
-        annotated function definition to the (line, col) of its body's `{`."""
-        lines = self.source.split("\n")
+    def rewrite(self, function_bodies: dict[tuple[str, int], tuple[int, int]]) -> dict[str, str]:
+        """Each file holding a site, with its sites inserted; `function_bodies` maps (file,
+        line) of an annotated function definition to the (line, col) of its body's `{`."""
+        lines = {a.loc.file: self.sources[a.loc.file].split("\n")
+                 for a in (site.annotation for site in self.sites)}
         for site in self.sites:
+            file, rows = site.annotation.loc.file, lines[site.annotation.loc.file]
             first, last = site.annotation.lines
             for n in range(first - 1, last):  # the annotation itself: blank, lines kept
-                lines[n] = " " * len(lines[n].rstrip("\r"))
-            brace = function_bodies.get(site.annotation.target_line)
+                rows[n] = " " * len(rows[n].rstrip("\r"))
+            brace = function_bodies.get((file, site.annotation.target_line))
             site.line, site.col = (brace[0], brace[1] + 1) if brace else (first, 1)
             text = self._statement(site)
             site.length = len(text)
-            row = lines[site.line - 1]
-            lines[site.line - 1] = row[:site.col - 1] + text + row[site.col - 1:]
-            self.by_pos[(site.line, site.col)] = site
-        return "\n".join(lines)
+            row = rows[site.line - 1]
+            rows[site.line - 1] = row[:site.col - 1] + text + row[site.col - 1:]
+            self.by_pos[(file, site.line, site.col)] = site
+        return {file: "\n".join(rows) for file, rows in lines.items()}
 
     @staticmethod
     def _statement(site: _Site) -> str:
@@ -74,31 +79,35 @@ class ClauseSites:
             text += f"({expr.text})"
         return text + ");}"
 
-    def original(self, line: int, col: int) -> SourceLocation | None:
+    def original(self, where: SourceLocation) -> SourceLocation | None:
         """Where a position inside an inserted statement comes from in the annotation."""
         for site in self.sites:
-            if site.line != line:
+            if (site.annotation.loc.file, site.line) != (where.file, where.line):
                 continue
             for name, (start, end) in site.spans.items():
-                if start <= col <= end:
+                if start <= where.col <= end:
                     loc = getattr(site.annotation, name).loc
-                    return SourceLocation(loc.file, loc.line, loc.col + col - start)
-            if site.col <= col < site.col + site.length:
+                    return SourceLocation(loc.file, loc.line, loc.col + where.col - start)
+            if site.col <= where.col < site.col + site.length:
                 return site.annotation.loc
         return None
 
+    def site(self, c: Cursor) -> _Site | None:
+        if c.kind != CursorKind.IF_STMT or not self.by_pos:
+            return None
+        at = c.location
+        return self.by_pos.get((at.file.name, at.line, at.column)) if at.file else None
+
     def is_site(self, c: Cursor) -> bool:
-        return c.kind == CursorKind.IF_STMT and (c.location.line, c.location.column) in \
-            self.by_pos
+        return self.site(c) is not None
 
     def collect(self, fn: Cursor) -> None:
         """Record the clause expressions of the sites inside one function definition."""
         if not self.by_pos:
             return
         for node in fn.walk_preorder():
-            if not self.is_site(node):
+            if (site := self.site(node)) is None:
                 continue
-            site = self.by_pos[(node.location.line, node.location.column)]
             for n in node.walk_preorder():
                 ext = n.extent
                 for name, (start, end) in site.spans.items():

@@ -37,12 +37,13 @@ class Unit(Protocol):
     """What a function emitter needs from its translation unit (module_emitter.py)."""
 
     module: ModuleOp
-    by_line: dict[int, list[Annotation]]  # annotations by the line they target
     used: set[int]                        # ids of the annotations already applied
     sites: ClauseSites
     functions: dict[str, Cursor]          # the unit's function declarations by name
 
     def declare(self, callee: Cursor) -> None: ...
+
+    def annotations_in(self, c: Cursor) -> dict[int, list[Annotation]]: ...
 
     def signature(self, fn: Cursor) -> Signature: ...
 
@@ -74,6 +75,7 @@ class FunctionEmitter(KnobEmitter, StatementEmitter, SwitchEmitter, JumpEmitter,
     def __init__(self, unit: Unit, fn: Cursor):
         self.unit = unit
         self.fn = fn
+        self.by_line = unit.annotations_in(fn)  # its file's annotations, by target line
         self.body = next(c for c in fn.get_children() if c.kind == CursorKind.COMPOUND_STMT)
         self.params = [c for c in fn.get_children() if c.kind == CursorKind.PARM_DECL]
         try:

@@ -51,7 +51,7 @@ class KnobEmitter:
         a, rest = anns[0], anns[1:]
         target = statement_target(a, c)
         default = f"{self.fn.spelling}_{c.extent.start.line}"
-        nth = len(self.unit.by_line[c.extent.start.line]) - len(anns)
+        nth = len(self.by_line[c.extent.start.line]) - len(anns)
         name, knob_id = self.unit.new_knob(a, f"{default}_{nth}" if nth else default)
         state = self.state(a)
         body = Block()

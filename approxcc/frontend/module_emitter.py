@@ -139,18 +139,22 @@ class ModuleEmitter:
     """One translation unit → one builtin.module, and the plan of its remainder."""
 
     def __init__(self, tu_cursor: Cursor, main_file: str, annotations: list[Annotation],
-                 sites: ClauseSites, cplusplus: bool = False, all_functions: bool = True):
+                 sites: ClauseSites, cplusplus: bool = False, all_functions: bool = True,
+                 included: set[str] = frozenset()):
         self.tu_cursor = tu_cursor
         self.all_functions = all_functions
         self.sites = sites
         self.main_file = main_file
+        # the files whose definitions the split divides: the main file, and the included
+        # files holding annotations (`#include "impl.c"`, a single-header library)
+        self.split_files = {main_file, *included}
         self.cplusplus = cplusplus
         self.module = ModuleOp([])
-        self.by_line: dict[int, list[Annotation]] = {}
+        self.by_file: dict[str, dict[int, list[Annotation]]] = {}  # by file, target line
         for a in annotations:
             if a.target_line == 0:
                 raise CompileError("approx annotation has no target statement", a.loc)
-            self.by_line.setdefault(a.target_line, []).append(a)
+            self.by_file.setdefault(a.loc.file, {}).setdefault(a.target_line, []).append(a)
         self.used: set[int] = set()
         self.knob_locs: dict[str, SourceLocation] = {}
         self.declarations = _top_level(tu_cursor)
@@ -178,15 +182,16 @@ class ModuleEmitter:
         self.remainder_defines = False  # something only the system compiler can define
 
     @functools.cached_property
-    def _main_file_references(self) -> tuple[set[str], set[str]]:
-        """One walk of the main file: the functions whose address its code takes (a function
-        named other than as the callee of a call: `&f` must be one address in both halves),
-        and the names its attributes hold (`alias("f")`, `cleanup(f)`: such a function must
-        be defined beside the declaration naming it, by the system compiler; libclang shows
-        no reference to it)."""
+    def _split_file_references(self) -> tuple[set[str], set[str]]:
+        """One walk of the split's files: the functions whose address their code takes (a
+        function named other than as the callee of a call: `&f` must be one address in both
+        halves), and the names their attributes hold (`alias("f")`, `cleanup(f)`: such a
+        function must be defined beside the declaration naming it, by the system compiler;
+        libclang shows no reference to it)."""
         named, called, by_attributes = {}, set(), set()
-        main = (n for top in self.declarations if self.main(top) for n in top.walk_preorder())
-        for c in main:
+        split = (n for top in self.declarations if self.in_split(top)
+                 for n in top.walk_preorder())
+        for c in split:
             if c.kind == CursorKind.DECL_REF_EXPR and c.referenced is not None and \
                     c.referenced.kind == CursorKind.FUNCTION_DECL:
                 named[c.hash] = c.spelling
@@ -203,14 +208,19 @@ class ModuleEmitter:
 
     @property
     def address_taken(self) -> set[str]:
-        return self._main_file_references[0]
+        return self._split_file_references[0]
 
     @property
     def named_by_attributes(self) -> set[str]:
-        return self._main_file_references[1]
+        return self._split_file_references[1]
 
-    def main(self, c: Cursor) -> bool:
-        return c.location.file is not None and c.location.file.name == self.main_file
+    def in_split(self, c: Cursor) -> bool:
+        """Whether `c` is in a file whose definitions the split divides."""
+        return c.location.file is not None and c.location.file.name in self.split_files
+
+    def annotations_in(self, c: Cursor) -> dict[int, list[Annotation]]:
+        """The annotations of the file `c` is in, by target line."""
+        return self.by_file.get(c.location.file.name, {}) if c.location.file else {}
 
     def spellings_of_several_functions(self) -> set[str]:
         """C++ overloads, and functions of one name in several namespaces."""
@@ -227,7 +237,7 @@ class ModuleEmitter:
         for c in self.declarations:
             if c.kind == CursorKind.VAR_DECL:
                 self.file_variable(c)
-            elif not self.main(c):
+            elif not self.in_split(c):
                 # `#include "impl.c"`, a single-header library's implementation: the
                 # remainder, which includes the file as written, defines its functions
                 self.remainder_defines |= _external_function_definition(c)
@@ -237,7 +247,7 @@ class ModuleEmitter:
                 if self.annotated(c):
                     raise unsupported(_CXX_ONLY[c.kind], c)
                 self.remainder_defines |= _defines_code(c)
-        for anns in self.by_line.values():
+        for anns in (a for by_line in self.by_file.values() for a in by_line.values()):
             for a in anns:
                 if id(a) not in self.used:
                     raise CompileError("approx annotation has no target statement", a.loc)
@@ -247,13 +257,13 @@ class ModuleEmitter:
 
     def verify_functions(self) -> None:
         """IR the frontend got wrong shows here rather than in mlir-opt: an unannotated
-        function of the main file whose IR does not verify goes to the system compiler."""
+        function of the split's files whose IR does not verify goes to the system compiler."""
         for name, c in list(self.emitted.items()):
             op = self.emitted_op(name)
             try:
                 op.verify()
             except VerifyException:
-                if self.annotated(c) or not self.main(c):
+                if self.annotated(c) or not self.in_split(c):
                     raise
                 op.detach()
                 op.erase()
@@ -265,7 +275,8 @@ class ModuleEmitter:
 
     def annotated(self, c: Cursor) -> bool:
         """Whether an annotation targets the definition or code inside it."""
-        return any(c.extent.start.line <= line <= c.extent.end.line for line in self.by_line)
+        return any(c.extent.start.line <= line <= c.extent.end.line
+                   for line in self.annotations_in(c))
 
     def function(self, c: Cursor) -> None:
         # The module has no constructor lists, sections, weak definitions…: the system
@@ -296,7 +307,7 @@ class ModuleEmitter:
                     op.erase()
                     del self.emitted[name]
             return
-        anns = self.by_line.get(c.extent.start.line, [])
+        anns = self.annotations_in(c).get(c.extent.start.line, [])
         self.used.update(id(a) for a in anns)
         self.sites.collect(c)
         try:
@@ -357,10 +368,10 @@ class ModuleEmitter:
             return
         one = definition.linkage in _INTERNAL and (
             _has_static_locals(definition) or callee.spelling in self.address_taken)
-        if not self.main(definition) and one:
+        if not self.in_split(definition) and one:
             self.remainder_defines = True
             return
-        if not self.main(definition):
+        if not self.in_split(definition):
             self.function_definition(definition, [])
         elif self.all_functions or self.annotated(definition) or \
                 _has_static_locals(definition) or callee.spelling in self.address_taken:
@@ -501,7 +512,7 @@ class ModuleEmitter:
         """Decide who defines what (tu_split.py), give the module its link names, and say
         what the remainder must change."""
         plan = tu_split.Plan([fn for name, fn in self.emitted.items()
-                              if self.main(fn) and name not in self.copies],
+                              if self.in_split(fn) and name not in self.copies],
                              needed=bool(self.fallbacks) or self.remainder_defines)
         if plan.needed:
             for entity in self.shared_internals():
@@ -581,8 +592,10 @@ class ModuleEmitter:
         variables MLIR uses unless read-only: a constant table may have two copies)."""
         copies = {self.emitted[name].canonical for name in self.copies}
         emitted = {fn.canonical for fn in self.emitted.values()} - copies
+        # (a project header's code uses what an included file approxcc compiles defines)
         remainder_uses = {n.referenced.canonical for d in self.declarations
-                          if self.main(d) and d.canonical not in emitted
+                          if d.canonical not in emitted and
+                          (self.in_split(d) or not d.location.is_in_system_header)
                           for n in d.walk_preorder()
                           if n.kind == CursorKind.DECL_REF_EXPR and n.referenced is not None}
         called = {fn.canonical for fn, _ in self.callees.values()}
@@ -591,7 +604,7 @@ class ModuleEmitter:
             if d.linkage not in _INTERNAL:
                 continue
             c = d.canonical
-            if not self.main(d):
+            if not self.in_split(d):
                 if d.kind == CursorKind.FUNCTION_DECL and d.is_definition() and \
                         c in called and c not in emitted or \
                         d.kind == CursorKind.VAR_DECL and c in self.globals and \
@@ -605,10 +618,12 @@ class ModuleEmitter:
                 shared.add(c)
         # one `static` declaring several variables loses its keyword for all of them
         main_vars = [d for d in self.declarations
-                     if d.kind == CursorKind.VAR_DECL and self.main(d)]
-        statics = {tu_split.static_token(d) for d in main_vars if d.canonical in shared}
+                     if d.kind == CursorKind.VAR_DECL and self.in_split(d)]
+        statics = {(d.location.file.name, tu_split.static_token(d)) for d in main_vars
+                   if d.canonical in shared}
         return shared | {d.canonical for d in main_vars
-                         if tu_split.static_token(d) in statics - {None}}
+                         if (d.location.file.name, tu_split.static_token(d)) in statics and
+                         tu_split.static_token(d) is not None}
 
     def keeps_copy(self, var: Cursor) -> bool:
         """Whether a header's `static` variable the module uses is its own copy: a constant
@@ -621,7 +636,7 @@ class ModuleEmitter:
         headers it includes too); the module keeps declarations of the ones it uses."""
         for var, symbol in self.globals.items():
             op = self.global_ops[symbol]
-            in_header = not self.main(self.defining_declaration(var) or var)
+            in_header = not self.in_split(self.defining_declaration(var) or var)
             if var.semantic_parent.kind == CursorKind.FUNCTION_DECL or \
                     var.linkage in _INTERNAL and in_header and self.keeps_copy(var):
                 continue  # `static` locals, a header's `static` constants: MLIR's own copy

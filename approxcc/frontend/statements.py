@@ -55,7 +55,7 @@ class StatementEmitter:
 
     def statement(self, c: Cursor, top: bool = False) -> None:
         with self.b.located(debug_location(c)):
-            knobs = self.unit.by_line.get(c.extent.start.line, [])
+            knobs = self.by_line.get(c.extent.start.line, [])
             pending = [a for a in knobs if id(a) not in self.unit.used]
             if pending and c.kind != CursorKind.COMPOUND_STMT or (pending and not top):
                 for a in pending:

@@ -33,8 +33,13 @@ Who defines what, so that every symbol is defined exactly once:
   use), and names are not redefined by macros either. A pointer to such a function taken
   in the remainder points to the forwarding body, not MLIR's definition.
 
-Headers: only the main file's definitions are emitted or split. A header's `static` or
-`inline` function that MLIR code calls gets a private copy in the module (ModuleEmitter.declare):
+Included files: the main file's definitions are split, and those of every included file
+holding annotations (a library's `#include "impl.c"`, a single-header library): the
+remainder includes an edited copy of such a file, written beside it under a link name
+(`__approx_<digest>_<n>_<file>`), and every `#include` leading to it (through headers,
+copied too) names the copy; in a copy, quoted includes name their files' absolute paths.
+Other headers' definitions are the remainder's as written. A header's `static` or `inline`
+function that MLIR code calls gets a private copy in the module (ModuleEmitter.declare):
 the remainder's definition is internal to the remainder, and a copy keeps the call
 inlinable. A copy is a second function, though: one with `static` locals or whose address
 is taken is not copied; MLIR calls the remainder's under a link name. If the frontend cannot
@@ -175,30 +180,92 @@ def _export(entity: Cursor, link: str, cplusplus: bool, address: bool = False) -
             f'__attribute__((alias("{own}"), visibility("hidden")));\n')
 
 
-def remainder(source: str, path: str, plan: Plan, cplusplus: bool) -> str:
-    """The source the system compiler compiles."""
+@dataclass(frozen=True)
+class Inclusion:
+    """An `#include` directive: in `file`, its file name at byte `offset`, naming `included`
+    (each file by the name libclang gives it)."""
+
+    file: str
+    offset: int
+    included: str
+
+
+def _copied_files(main: str, split_files: set[str], inclusions: list[Inclusion]) -> list[str]:
+    """The included files the remainder takes as edited copies: those holding definitions
+    the split divides, and every file that includes one of them (its `#include` edited)."""
+    includers: dict[str, set[str]] = {}
+    for i in inclusions:
+        includers.setdefault(i.included, set()).add(i.file)
+    copied, todo = [], sorted(split_files - {main})
+    while todo:
+        name = todo.pop()
+        if name != main and name not in copied:
+            copied.append(name)
+            todo += sorted(includers.get(name, ()))
+    return sorted(copied)
+
+
+def _include_edit(text: bytes, at: int, name: str) -> tuple[int, int, bytes]:
+    """`#include` of `name` for the directive whose file name starts at byte `at` (a quoted
+    or angled name; a macro: the rest of the line)."""
+    close = {ord('"'): b'"', ord("<"): b">"}.get(text[at])
+    end = text.index(close, at + 1) + 1 if close else text.find(b"\n", at) % (len(text) + 1)
+    return at, end, f'"{_quoted(name)}"'.encode()
+
+
+def remainder(sources: dict[str, str], main: str, plan: Plan, cplusplus: bool,
+              inclusions: list[Inclusion] = ()) -> tuple[str, dict[str, str]]:
+    """The source the system compiler compiles, and the included files it takes as edited
+    copies (the name of each, beside the remainder → its text). `sources`: the text of the
+    main file and of each included file whose definitions the split divides, by name."""
     if not plan.needed:
-        return ""
-    text = source.encode(errors="surrogateescape")  # libclang's offsets count bytes
-    edits: list[tuple[int, int, bytes]] = []
+        return "", {}
+    texts = {name: text.encode(errors="surrogateescape")  # libclang's offsets count bytes
+             for name, text in sources.items()}
+    edits: dict[str, list[tuple[int, int, bytes]]] = {name: [] for name in texts}
     for fn in plan.emitted:
+        file = fn.location.file.name
+        text = texts[file]
         body = next(k for k in fn.get_children() if k.kind == CursorKind.COMPOUND_STMT)
         start, end = body.extent.start.offset, body.extent.end.offset
         lines = b"\n" * text.count(b"\n", start, end)
         if fn.canonical not in plan.renamed:
-            edits.append((start, end, b";" + lines))
-            edits += [(a, b, _blank(text[a:b])) for a, b in _old_style_parameters(fn, start)]
+            edits[file].append((start, end, b";" + lines))
+            edits[file] += [(a, b, _blank(text[a:b])) for a, b in _old_style_parameters(fn, start)]
         elif (call := _forwarding_body(fn, plan.renamed[fn.canonical], cplusplus)) is not None:
-            edits.append((start, end, call.encode() + lines))
-    for start, end, new in sorted(edits, reverse=True):
-        text = text[:start] + new + text[end:]
+            edits[file].append((start, end, call.encode() + lines))
+    # An included file is edited in a copy beside the remainder (the `#include`s leading to
+    # it name the copy); in a copy, a quoted include names its file's absolute path, as the
+    # copy's folder is not its original's
+    copied = _copied_files(main, set(sources), list(inclusions))
+    copy_names = {name: f"{link_name(main, sources[main], str(n))}_{Path(name).name}"
+                  for n, name in enumerate(copied)}
+    for i in inclusions:
+        if i.file not in copy_names and i.file != main:
+            continue
+        if i.file not in texts:
+            texts[i.file] = Path(i.file).read_bytes()
+            edits[i.file] = []
+        target = copy_names.get(i.included)
+        if target is None and i.file != main and texts[i.file][i.offset] == ord('"'):
+            target = str(Path(i.included).resolve())
+        if target is not None:
+            edits[i.file].append(_include_edit(texts[i.file], i.offset, target))
+    out = {}
+    for name, text in texts.items():
+        for start, end, new in sorted(edits[name], reverse=True):
+            text = text[:start] + new + text[end:]
+        out[name] = f'#line 1 "{_quoted(name)}"\n' + text.decode(errors="surrogateescape")
     defined_by_mlir = {fn.canonical for fn in plan.emitted}
     exports = "".join(_export(entity, link, cplusplus) if entity not in defined_by_mlir
                       else _export(entity, f"{link}_address", cplusplus, address=True)
                       for entity, link in sorted(plan.renamed.items(), key=lambda kv: kv[1])
                       if entity not in defined_by_mlir or entity in plan.addressed)
-    quoted = path.replace("\\", "\\\\").replace('"', '\\"')
-    return f'#line 1 "{quoted}"\n' + text.decode(errors="surrogateescape") + exports
+    return out[main] + exports, {copy_names[name]: out[name] for name in copied}
+
+
+def _quoted(path: str) -> str:
+    return path.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def rename_symbols(module: ModuleOp, names: dict[str, str]) -> None:
