@@ -318,9 +318,10 @@ def test_definitions_in_included_files(mode: list[str], tmp_path: Path):
 
 # Annotations in included files: a library's implementation included by its tests (`#include
 # "../lib/impl.c"`, which includes its own header beside it: found there only) and a
-# single-header library's `static inline` function (found by -I), included through a header
-# whose own code calls it, and by a second translation unit (one knob, h, in both). Its
-# `static` state and a helper are shared with the rest of the file; a state clause.
+# single-header library's `static inline` function (found by -I, `#pragma once`), included
+# again through a header whose own code calls it, and by a second translation unit (one
+# knob, h, in both). Its `static` state and a helper are shared with the rest of the file; a
+# state clause.
 ANNOTATED_INCLUDES = {
     "lib/impl.h": "int approx_sum(const int *v, int n);\nint scale(int x);\n",
     "lib/impl.c": r"""#include "impl.h"
@@ -335,25 +336,23 @@ int approx_sum(const int *v, int n) {
 int scale(int x) { return twice(x) + calls; }
 const char *impl_file(void) { return __FILE__; }
 """,
-    "inc/h.h": """#ifndef H_H
-#define H_H
+    "inc/h.h": """#pragma once
 static inline int h(int n) {
   int s = 0;
   // @approx loop_perforate knob(h) values(1:4)
   for (int i = 0; i < n; i++) s += i;
   return s;
 }
-#endif
 """,
     "inc/wrap.h": '#include "h.h"\nstatic int wrapped(int n) { return h(n) + 1; }\n',
     "tests/t.c": r"""#include <stdio.h>
 #include "../lib/impl.c"
+#include "h.h"
 #include "wrap.h"
-int u(void);
 int main(void) {
   int v[16];
   for (int i = 0; i < 16; i++) v[i] = i;
-  int s = approx_sum(v, 16), c = scale(3);
+  int u(void), s = approx_sum(v, 16), c = scale(3);
   printf("%d %d %d %d %s %d %d\n", s, c, wrapped(10), calls, impl_file(), __LINE__, u());
   return 0;
 }

@@ -195,20 +195,20 @@ def compile_unit(path: str, clang_args: list[str], all_functions: bool = False) 
                                "yet") from e
         raise
     rest, copies = tu_split.remainder(parsed, tu.spelling, plan, is_cplusplus(path),
-                                      _inclusions(tu))
+                                      _inclusions(tu) if len(sources) > 1 else [])
     return CompiledUnit(module, rest, tu, annotations, copies)
 
 
 def _inclusions(tu: TranslationUnit) -> list[tu_split.Inclusion]:
-    """The unit's `#include` directives outside system headers."""
-    system: dict[str, bool] = {}  # (an inclusion's own location cannot say: libclang crashes)
+    """The unit's `#include` directives outside system headers, those of a file skipped
+    (`#pragma once`, an include guard) too: libclang's preprocessing record."""
     out = []
-    for i in tu.get_includes():
-        file = i.location.file.name
-        if file not in system:
-            system[file] = tu.get_location(file, (1, 1)).is_in_system_header
-        if not system[file]:
-            out.append(tu_split.Inclusion(file, i.location.offset, i.include.name))
+    for c in tu.cursor.get_children():
+        if c.kind == CursorKind.INCLUSION_DIRECTIVE and not c.location.is_in_system_header \
+                and (included := c.get_included_file()) is not None:
+            name = list(c.get_tokens())[2]  # after `#` `include`
+            out.append(tu_split.Inclusion(c.location.file.name, name.extent.start.offset,
+                                          included.name))
     return out
 
 
