@@ -143,8 +143,8 @@ _MARKER = re.compile(r"#[ \t]*pragma[ \t]+approx\b|//[ \t]*@approx\b")
 
 
 def annotated_includes(tu: TranslationUnit) -> dict[str, str]:
-    """The files the unit includes (not system headers) that hold approx annotations, by
-    the name libclang gives them (`tests/../impl.c`): their text."""
+    """The files the unit includes (not system headers) whose text may hold approx
+    annotations, by the name libclang gives them (`tests/../impl.c`): their text."""
     found: dict[str, str] = {}
     seen: set[str] = set()
     for inclusion in tu.get_includes():
@@ -173,10 +173,13 @@ def compile_unit(path: str, clang_args: list[str], all_functions: bool = False) 
     except OSError as e:
         raise CompileError(f"no such file or directory: '{path}'") from e
     tu = parse(path, clang_args)
-    sources = {tu.spelling: source, **annotated_includes(tu)}
-    annotations = [a for name, text in sources.items()
-                   for a in live_annotations(scan_annotations(name, text),
-                                             skipped_lines(tu, name))]
+    texts = {tu.spelling: source, **annotated_includes(tu)}
+    by_file = {name: live_annotations(scan_annotations(name, text), skipped_lines(tu, name))
+               for name, text in texts.items()}
+    annotations = [a for found in by_file.values() for a in found]
+    # the main file, and the included files with annotations (not in a comment, say)
+    sources = {name: text for name, text in texts.items()
+               if name == tu.spelling or by_file[name]}
     sites = ClauseSites(sources, annotations)
     parsed = dict(sources)
     if sites:  # a second parse, with the clause expressions placed in their scopes
