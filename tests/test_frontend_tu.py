@@ -379,6 +379,71 @@ def test_annotations_in_included_files(mode: list[str], tmp_path: Path):
     # every second element (n = 16 reaches the threshold), h's i = 0, 3, 6, 9 and 0, 3
     assert output_of(tmp_path / "approx") == "112 15 19 9 tests/../lib/impl.c 9 3\n"
 
+
+# Inline functions with external linkage are defined in several units: C99's `inline`
+# definition (the external one is the unit's with an `extern` declaration, sq.c's), C++'s
+# `inline` in a header (every unit including it). tri is annotated: with a configuration,
+# every call of it, from any unit and from code the system compiler compiles, is perforated.
+INLINE_C = {
+    "sq.h": """inline int sq(int n) { return n * n; }
+inline int tri(int n) {
+  int s = 0;
+  #pragma approx loop_perforate knob(tri) values(1:4)
+  for (int i = 0; i < n; i++) s += i;
+  return s;
+}
+""",
+    "sq.c": '#include "sq.h"\nextern inline int sq(int n);\nextern inline int tri(int n);\n',
+    "p.c": r"""#include <stdio.h>
+#include "sq.h"
+int (*keep)(int) = sq;
+int other(void);
+int twice(int n) { return 2 * tri(n); }
+int main(void) {
+  printf("%d %d %d %d %d\n", sq(7), tri(10), twice(10), keep(3), other());
+  return 0;
+}
+""",
+    "q.c": '#include "sq.h"\nint other(void) { return sq(2) + tri(4); }\n',
+}
+INLINE_CXX = {
+    "k.hpp": """#pragma once
+namespace k {
+inline int tri(int n) {
+  int s = 0;
+  #pragma approx loop_perforate knob(tri) values(1:4)
+  for (int i = 0; i < n; i++) s += i;
+  return s;
+}
+inline int twice(int n) { return 2 * tri(n); }
+}
+""",
+    "m.cc": r"""#include <cstdio>
+#include "k.hpp"
+int other();
+int main() { std::printf("%d %d %d\n", k::tri(10), k::twice(10), other()); return 0; }
+""",
+    "o.cc": '#include "k.hpp"\nint other() { return k::tri(4) + k::twice(1); }\n',
+}
+
+
+@pytest.mark.parametrize("mode", [[], [MLIR_ALL]], ids=["annotated", "all"])
+@pytest.mark.parametrize(("sources", "compiler", "exact", "perforated"), [
+    (INLINE_C, "cc", "49 45 90 9 10\n", "49 20 40 9 6\n"),
+    (INLINE_CXX, "c++", "45 90 6\n", "20 40 2\n")], ids=["c", "cxx"])
+def test_inline_functions_defined_in_several_units(sources: dict[str, str], compiler: str,
+                                                   exact: str, perforated: str,
+                                                   mode: list[str], tmp_path: Path):
+    names = [n for n in write_sources(tmp_path, sources) if not n.endswith(("h", "hpp"))]
+    cc("-O2", *names, "-o", "ref", cwd=tmp_path, compiler=compiler)
+    assert output_of(tmp_path / "ref") == exact
+    approxcc_ok(*names, *mode, "-o", "approx", cwd=tmp_path)
+    assert output_of(tmp_path / "approx") == exact
+    write_config(tmp_path / "c.json", {"tri": {"value": 2}}, program="approx")
+    approxcc_ok(*names, *mode, "-fapprox-config=c.json", "-o", "approx", cwd=tmp_path)
+    assert output_of(tmp_path / "approx") == perforated
+
+
 # `static` from a macro of a header, in two translation units with helpers of the same
 # names: sum_squares (annotated, MLIR's) is called from the remainder, `calls` crosses the
 # split, each file keeps its own `square` and `calls`

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 
-from clang.cindex import Cursor, CursorKind, LinkageKind, TLSKind, TypeKind
+from clang.cindex import Cursor, CursorKind, LinkageKind, StorageClass, TLSKind, TypeKind
 from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import (
     BytesAttr,
@@ -110,6 +110,21 @@ def _weak(declarations: list[Cursor]) -> bool:
                for d in declarations for k in d.get_children())
 
 
+def _defined_by_several_units(declarations: list[Cursor], cplusplus: bool) -> bool:
+    """Whether a function with external linkage is an inline one other units define too: in
+    C++ every unit using it; in C (C99) where each of this unit's declarations says
+    `inline` and none `extern`, an inline definition (the external one is another unit's).
+    With `gnu_inline` it is `extern inline` that defines no symbol."""
+    if cplusplus:
+        return any(d.is_function_inlined() for d in declarations)
+    if any(k.kind.is_attribute() and attribute_word(k) == "gnu_inline"
+           for d in declarations for k in d.get_children()):
+        return any(d.is_function_inlined() and d.storage_class == StorageClass.EXTERN
+                   for d in declarations)
+    return all(d.is_function_inlined() and d.storage_class != StorageClass.EXTERN
+               for d in declarations)
+
+
 def _asm_label(fn: Cursor) -> bool:
     """Whether `fn` is named by an asm label (`scanf` is `__isoc99_scanf` in glibc)."""
     return any(k.kind == CursorKind.ASM_LABEL_ATTR for k in fn.get_children())
@@ -180,6 +195,9 @@ class ModuleEmitter:
         self.globals: dict[Cursor, str] = {}        # canonical variable → symbol
         self.global_ops: dict[str, llvm.GlobalOp] = {}
         self.remainder_defines = False  # something only the system compiler can define
+        # inline functions with external linkage that other units define too (C++ `inline`,
+        # a C inline definition), by canonical cursor: each unit's copy is its own
+        self.several_units: set[Cursor] = set()
 
     @functools.cached_property
     def _split_file_references(self) -> tuple[set[str], set[str]]:
@@ -293,6 +311,18 @@ class ModuleEmitter:
         if not self.annotated(c) and not self.all_functions:
             self.fallbacks.append(c)  # (a private copy may serve annotated callers: declare)
             return
+        several = c.linkage == LinkageKind.EXTERNAL and _defined_by_several_units(
+            self.redeclarations.get(c.canonical, [c]), self.cplusplus)
+        if several:
+            # each unit's copy is its own, under a link name (shared_internals); its address
+            # is the one external definition's, which this unit may not have
+            if c.spelling in self.address_taken:
+                if self.annotated(c):
+                    raise unsupported("an approx annotation in an inline function whose "
+                                      "address is taken", c)
+                self.fallbacks.append(c)
+                return
+            self.several_units.add(c.canonical)
         if not self.annotated(c):
             callees, emitted = set(self.callees), set(self.emitted)
             try:
@@ -540,6 +570,8 @@ class ModuleEmitter:
         for fn in self.emitted.values():
             if fn.canonical in plan.renamed:
                 set_internal(self.emitted_op(names[fn.spelling]), False)
+            elif fn.canonical in self.several_units:  # no remainder calls it: private
+                set_internal(self.emitted_op(names.get(fn.spelling, fn.spelling)), True)
         self.give_visibility(plan, names)
         self.module.location = file_location(self.main_file)  # -g: the compile unit's file
         return plan
@@ -587,8 +619,9 @@ class ModuleEmitter:
                 op.visibility_ = IntegerAttr(code, i64)
 
     def shared_internals(self) -> set[Cursor]:
-        """The internal functions and variables used on both sides: the main file's, and
-        a header's that the remainder defines (its functions MLIR calls without a copy, its
+        """The internal functions and variables used on both sides: the split files', the
+        inline functions MLIR defines that other units define too, and a header's that the
+        remainder defines (its functions MLIR calls without a copy, its
         variables MLIR uses unless read-only: a constant table may have two copies)."""
         copies = {self.emitted[name].canonical for name in self.copies}
         emitted = {fn.canonical for fn in self.emitted.values()} - copies
@@ -601,9 +634,11 @@ class ModuleEmitter:
         called = {fn.canonical for fn, _ in self.callees.values()}
         shared = set()
         for d in self.declarations:
+            c = d.canonical
+            if c in self.several_units and c in emitted:
+                shared.add(c)  # the remainder's definition forwards to this unit's copy
             if d.linkage not in _INTERNAL:
                 continue
-            c = d.canonical
             if not self.in_split(d):
                 if d.kind == CursorKind.FUNCTION_DECL and d.is_definition() and \
                         c in called and c not in emitted or \

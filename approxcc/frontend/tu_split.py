@@ -56,7 +56,7 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from clang.cindex import Cursor, CursorKind, TypeKind
+from clang.cindex import Cursor, CursorKind, LinkageKind, TypeKind
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
@@ -94,6 +94,8 @@ def external_mangling(entity: Cursor, new: str, cplusplus: bool) -> str:
         return new
     name, mangled = entity.spelling, entity.mangled_name
     internal = f"L{len(name)}{name}"
+    if internal not in mangled and entity.linkage == LinkageKind.EXTERNAL:
+        return new  # an inline function several units define: the link name, unmangled
     if internal not in mangled:
         raise CompileError("an internal C++ entity used across the approxcc/C++ split is not "
                            "supported by the approxcc C frontend yet", location(entity))
