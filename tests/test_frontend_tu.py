@@ -380,6 +380,20 @@ def test_annotations_in_included_files(mode: list[str], tmp_path: Path):
     assert output_of(tmp_path / "approx") == "112 15 19 9 tests/../lib/impl.c 9 3\n"
 
 
+
+def test_annotated_header_included_with_angle_brackets(tmp_path: Path):
+    """A project header found by -I through `#include <h.h>` (in a file without annotations
+    of its own) is approxcc's to compile: its knob takes the configuration's value."""
+    (tmp_path / "inc").mkdir()
+    write_sources(tmp_path, {"inc/h.h": ANNOTATED_INCLUDES["inc/h.h"], "m.c": (
+        '#include <stdio.h>\n#include <h.h>\n'
+        'int main(void) { printf("%d\\n", h(10)); return 0; }\n')})
+    write_config(tmp_path / "c.json", {"h": {"value": 3}}, program="m")
+    done = approxcc_ok("-Iinc", "m.c", "-fapprox-config=c.json", "-o", "m", cwd=tmp_path)
+    assert "warning" not in done.stderr, done.stderr
+    assert output_of(tmp_path / "m") == "18\n"
+
+
 # Inline functions with external linkage are defined in several units: C99's `inline`
 # definition (the external one is the unit's with an `extern` declaration, sq.c's), C++'s
 # `inline` in a header (every unit including it). tri is annotated: with a configuration,

@@ -134,7 +134,7 @@ def compiler_for(sources: list[str]) -> str:
 
 def annotated(src: str, include_dirs: tuple[str, ...] = ()) -> bool:
     """Whether a source holds an approx annotation (a malformed one too: the frontend
-    reports it), or a file it includes does (the frontend warns that it has no effect)."""
+    reports it), or a file it includes does (the frontend compiles those too)."""
     if not passthrough.has_annotations(src, include_dirs):
         return False
     text = Path(src).read_bytes()

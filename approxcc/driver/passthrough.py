@@ -70,13 +70,14 @@ def _inputs(argv: list[str]) -> Iterator[tuple[str, str | None]]:
             yield arg, language
 
 
-_QUOTED_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULTILINE)
+_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*(?:"([^"\n]+)"|<([^>\n]+)>)', re.MULTILINE)
 
 
 def has_annotations(path: str, include_dirs: tuple[str, ...] = ()) -> bool:
-    """Whether a source, or a file it includes with quotes (found beside the including file
-    or in `include_dirs`, as the preprocessor looks), may hold an approx annotation
-    (annotations/scanner.py decides; one in an included file gets approxcc's warning)."""
+    """Whether a source, or a file it includes (found beside the including file or in
+    `include_dirs` for quotes, in `include_dirs` for angle brackets: the project's headers,
+    not the system's), may hold an approx annotation (annotations/scanner.py decides;
+    approxcc compiles those of included files too)."""
     pending, seen = [Path(path)], set()
     while pending:
         file = pending.pop()
@@ -89,10 +90,11 @@ def has_annotations(path: str, include_dirs: tuple[str, ...] = ()) -> bool:
             continue
         if marks_annotation(text):
             return True
-        for m in _QUOTED_INCLUDE.finditer(text):
-            name = m.group(1).decode(errors="surrogateescape")
-            pending += [d / name for d in (file.parent, *map(Path, include_dirs))
-                        if (d / name).is_file()][:1]
+        for m in _INCLUDE.finditer(text):
+            quoted = m.group(1) is not None
+            name = (m.group(1) or m.group(2)).decode(errors="surrogateescape")
+            folders = [file.parent] * quoted + list(map(Path, include_dirs))
+            pending += [d / name for d in folders if (d / name).is_file()][:1]
     return False
 
 
