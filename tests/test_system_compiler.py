@@ -116,6 +116,22 @@ def test_only_annotated_functions_go_through_mlir(tmp_path: Path):
     assert output_of(tmp_path / "a") == output_of(tmp_path / "ref") == "325 4\n"
 
 
+def test_the_file_macros_name_the_users_source(tmp_path: Path):
+    """In the part of an annotated file the system compiler compiles (main, here),
+    __BASE_FILE__, __FILE__ and __FILE_NAME__ name the user's source as with cc (not the
+    remainder's temporary file), without a warning under -Werror."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.c").write_text(ANNOTATED.replace(
+        'printf("%d %d\\n", sum(10), layout());',
+        'printf("%d %d %s %s %s\\n", sum(10), layout(), __BASE_FILE__, __FILE__, '
+        '__FILE_NAME__);'))
+    cc("-O2", "src/a.c", "-o", "ref", cwd=tmp_path)
+    done = approxcc_ok("-Wall", "-Werror", "src/a.c", "-o", "a", cwd=tmp_path)
+    assert done.stderr == ""
+    assert output_of(tmp_path / "a") == output_of(tmp_path / "ref") == \
+        "325 4 src/a.c src/a.c a.c\n"
+
+
 def test_gcc_warning_flags_are_taken_in_an_annotated_file(tmp_path: Path):
     """gcc's -W flags that clang does not know are the system compiler's: no warning about
     them from the frontend's parse."""

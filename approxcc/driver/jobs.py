@@ -396,8 +396,12 @@ class Compilation:
         opts = self.opts
         dep_flags = ([] if opts.dependencies is None else
                      ["-MD" if opts.dependencies.system_headers else "-MMD", "-MF", str(deps)])
+        # __BASE_FILE__ is the user's source, not the remainder's temporary one (`#line`
+        # only renames __FILE__); the flag silences the redefinition of a builtin macro
+        base = src.replace("\\", "\\\\").replace('"', '\\"')
         return Job([compiler_for([src]), f"-O{opts.opt_level}", "-c", *self.parse_args,
                     *opts.codegen_args, *dep_flags, "-iquote", str(Path(src).parent),
+                    "-Wno-builtin-macro-redefined", f'-D__BASE_FILE__="{base}"',
                     str(remainder), "-o", obj], "cc")
 
     def depfile_job(self, src: str, stem: str, obj: str) -> Job:
