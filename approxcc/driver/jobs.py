@@ -29,6 +29,7 @@ import os
 import select
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -130,6 +131,17 @@ def compiler_for(sources: list[str]) -> str:
     from approxcc.frontend.c_parse import is_cplusplus
 
     return cxx_compiler() if any(is_cplusplus(s) for s in sources) else c_compiler()
+
+
+def _source_macros(src: str) -> list[str]:
+    """The builtin macros that describe the compiled file, as they are for `src` rather
+    than for the remainder's temporary file (`#line` renames only __FILE__):
+    __BASE_FILE__, __TIMESTAMP__ (its modification time); the flag silences their
+    redefinition."""
+    base = src.replace("\\", "\\\\").replace('"', '\\"')
+    stamp = time.asctime(time.localtime(os.stat(src).st_mtime))
+    return ["-Wno-builtin-macro-redefined", f'-D__BASE_FILE__="{base}"',
+            f'-D__TIMESTAMP__="{stamp}"']
 
 
 def annotated(src: str, include_dirs: tuple[str, ...] = ()) -> bool:
@@ -396,13 +408,9 @@ class Compilation:
         opts = self.opts
         dep_flags = ([] if opts.dependencies is None else
                      ["-MD" if opts.dependencies.system_headers else "-MMD", "-MF", str(deps)])
-        # __BASE_FILE__ is the user's source, not the remainder's temporary one (`#line`
-        # only renames __FILE__); the flag silences the redefinition of a builtin macro
-        base = src.replace("\\", "\\\\").replace('"', '\\"')
         return Job([compiler_for([src]), f"-O{opts.opt_level}", "-c", *self.parse_args,
                     *opts.codegen_args, *dep_flags, "-iquote", str(Path(src).parent),
-                    "-Wno-builtin-macro-redefined", f'-D__BASE_FILE__="{base}"',
-                    str(remainder), "-o", obj], "cc")
+                    *_source_macros(src), str(remainder), "-o", obj], "cc")
 
     def depfile_job(self, src: str, stem: str, obj: str) -> Job:
         """The object's make rule: `approxcc -cc1 depfile`."""
