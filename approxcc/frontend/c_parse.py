@@ -144,7 +144,8 @@ _MARKER = re.compile(r"#[ \t]*pragma[ \t]+approx\b|//[ \t]*@approx\b")
 
 def annotated_includes(tu: TranslationUnit) -> dict[str, str]:
     """The files the unit includes (not system headers) whose text may hold approx
-    annotations, by the name libclang gives them (`tests/../impl.c`): their text."""
+    annotations, by the name libclang gives them (the include's path, `..` kept): their
+    text."""
     found: dict[str, str] = {}
     seen: set[str] = set()
     for inclusion in tu.get_includes():
