@@ -591,7 +591,11 @@ def test_cplusplus_symbols_are_mangled(tmp_path: Path):
      "    for (int i = 0; i < n; i++) s += i;\n    return s;\n  }\n};\n", "A {", "a C++ class"),
     ("template <class T> T f(T n) {\n  T s = 0;\n  // @approx loop_perforate\n"
      "  for (int i = 0; i < n; i++) s += i;\n  return s;\n}\n", "f(T", "a function template"),
-], ids=["method", "template"])
+    ("struct V {\n  int n;\n  int size() const { return n; }\n};\nint f(const V &v) {\n"
+     "  int s = 0;\n  int n = v.size();\n  // @approx loop_perforate\n"
+     "  for (int i = 0; i < n; i++) s += i;\n  return s;\n}\n", "v.size()",
+     "a call to the C++ member function 'size'"),
+], ids=["method", "template", "member-call"])
 def test_cplusplus_annotation_outside_c_style_functions(code: str, needle: str, what: str,
                                                         tmp_path: Path):
     (tmp_path / "t.cpp").write_text(code)

@@ -154,6 +154,11 @@ def is_va_arg(c: Cursor) -> bool:
 _VA_LIST = "struct __va_list_tag *"
 
 
+# a call of one of these (`v.size()`, `v[i]`, a constructor) needs its object: not emitted yet
+_MEMBER_FUNCTIONS = (CursorKind.CXX_METHOD, CursorKind.CONSTRUCTOR, CursorKind.DESTRUCTOR,
+                     CursorKind.CONVERSION_FUNCTION)
+
+
 def _is_function(c: Cursor) -> bool:
     c = unparen(c)
     return c.kind == CursorKind.DECL_REF_EXPR and c.referenced is not None and \
@@ -165,6 +170,8 @@ class CallEmitter:
 
     def call(self, c: Cursor) -> SSAValue | None:
         callee = c.referenced
+        if callee is not None and callee.kind in _MEMBER_FUNCTIONS:
+            raise unsupported(f"a call to the C++ member function '{callee.spelling}'", c)
         if callee is None or callee.kind != CursorKind.FUNCTION_DECL:
             target = next(c.get_children())  # the callee expression: a function pointer
             return self.emit_call(c, type_signature(c_types.pointee_type(target.type)),
