@@ -22,6 +22,8 @@ _HEADER = """#include <stdio.h>
 struct buf { int n; double *v; };
 struct str { unsigned len; const char *s; };
 int g_len = 12;
+static int count_of(const struct buf *p) { return p->n; }
+static int half_of(const struct buf *p) { int n = count_of(p); return n / 2; }
 """
 
 # (name, declarations before the loop, the loop head, its trip count):
@@ -33,6 +35,9 @@ BOUNDS = [
     ("global", "", "for (int i = 0; i < g_len; i++)", 12),
     ("pure_call", "", "for (size_t i = 0; i < strlen(s.s); i++)", 7),
     ("element_of_an_array", "int lens[2] = {3, 9};\n  ", "for (int i = 0; i < lens[1]; i++)", 9),
+    # functions of the translation unit that write nothing: their bodies are read
+    ("function_of_the_unit", "", "for (int i = 0; i < count_of(p); i++)", 12),
+    ("calling_a_function_of_the_unit", "", "for (int i = 0; i < half_of(p); i++)", 6),
 ]
 
 
@@ -107,15 +112,30 @@ void f(struct rec *p, int n) {{
             f"'{bound}'") in stderr, stderr
 
 
-def test_bound_with_a_side_effect_is_named(tmp_path: Path):
-    source = """int next(void);
-void f(int *x) {
+@pytest.mark.parametrize(("callee", "bound", "fix"), [
+    ("next", "next()", ""),
+    # the unit's function writes a global: perhaps a counter the loop reads
+    ("counted", "counted(x)", ", or declare 'counted' __attribute__((pure)) if it writes no "
+     "memory"),
+    # sqrt sets errno (a domain error), which the body may read
+    ("sqrt", "(int)sqrt(x[0])", ""),
+], ids=["declared_only", "writes_a_global", "sets_errno"])
+def test_bound_with_a_side_effect_is_named(callee: str, bound: str, fix: str,
+                                           tmp_path: Path):
+    source = f"""#include <math.h>
+int next(void);
+static int calls;
+static int counted(int *x) {{ calls++; return x[0]; }}
+void f(int *x) {{
   #pragma approx loop_perforate
-  for (int i = 0; i < next(); i++) x[i] = 0;
-}
+  for (int i = 0; i < {bound}; i++) x[i + 1] = 0;
+}}
 """
     stderr = diagnose(source, tmp_path)
-    assert "the loop bound calls 'next', which may have side effects" in stderr, stderr
+    assert f"the loop bound calls '{callee}', which may have side effects" in stderr, stderr
+    assert (f"t.c:{where(source, callee, source.count(callee) - 1)}: note: compute the bound "
+            f"into a local before the loop (`const long n = {bound};`) and bound the loop by "
+            f"it{fix}\n") in stderr, stderr
 
 
 def test_goto_out_of_the_loop_is_named(tmp_path: Path):

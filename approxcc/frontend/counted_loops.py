@@ -226,11 +226,6 @@ def _has_attribute(fn: Cursor | None, kinds: tuple[CursorKind, ...]) -> bool:
     return any(k.kind in kinds for d in decls if d is not None for k in d.get_children())
 
 
-def _writes_nothing(call: Cursor) -> bool:
-    """A call to a function declared `pure` or `const`: it writes no memory."""
-    return _has_attribute(call.referenced, (CursorKind.PURE_ATTR, CursorKind.CONST_ATTR))
-
-
 _MATH = ("sqrt", "cbrt", "hypot", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh",
          "cosh", "tanh", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "pow", "fabs",
          "floor", "ceil", "round", "trunc", "fmod", "fmin", "fmax", "copysign", "erf")
@@ -250,24 +245,26 @@ _THROUGH_ARGUMENTS = frozenset({
 _NO_EFFECT, _ARGUMENTS, _ANY = 0, 1, 2  # what a call may write, by its callee (_effect)
 
 
-def _effect(fn: Cursor | None, seen: frozenset[Cursor] = frozenset()) -> int:
+def _effect(fn: Cursor | None, seen: frozenset[Cursor] = frozenset(),
+            errno: bool = False) -> int:
     """What calling `fn` may write: _NO_EFFECT, _ARGUMENTS (only memory its pointer
     arguments reach) or _ANY. A function of the translation unit is read; a recursive one
-    may write anything."""
+    may write anything. `errno`: a math function setting errno writes (_ANY)."""
     if fn is None or fn.kind != CursorKind.FUNCTION_DECL:
         return _ANY
-    if _has_attribute(fn, (CursorKind.PURE_ATTR, CursorKind.CONST_ATTR)) or \
-            fn.spelling in _READ_ONLY:
+    if _has_attribute(fn, (CursorKind.PURE_ATTR, CursorKind.CONST_ATTR)):
         return _NO_EFFECT
+    if fn.spelling in _READ_ONLY:
+        return _ANY if errno and fn.spelling in _SETS_ERRNO else _NO_EFFECT
     if fn.spelling in _THROUGH_ARGUMENTS:
         return _ARGUMENTS
     definition = fn.get_definition()
     if definition is None or definition.canonical in seen:
         return _ANY
-    return _body_effect(definition, seen | {definition.canonical})
+    return _body_effect(definition, seen | {definition.canonical}, errno)
 
 
-def _body_effect(fn: Cursor, seen: frozenset[Cursor]) -> int:
+def _body_effect(fn: Cursor, seen: frozenset[Cursor], errno: bool) -> int:
     params = {p.canonical for p in fn.get_arguments()}
     unchanged = params - {v.canonical for v in written_vars(fn) if v is not None}
     effect = _NO_EFFECT
@@ -283,7 +280,7 @@ def _body_effect(fn: Cursor, seen: frozenset[Cursor]) -> int:
             elif not (isinstance(place, Cursor) and _own_local(place, fn)):
                 return _ANY
         elif k == CursorKind.CALL_EXPR:
-            callee = _effect(n.referenced, seen)
+            callee = _effect(n.referenced, seen, errno)
             if callee == _ANY or callee == _ARGUMENTS and not all(
                     _pointer_base(a) in unchanged or _own_local(_place(a), fn)
                     for a in _pointer_arguments(n)):
@@ -378,10 +375,9 @@ def _bound_reads(bound: Cursor) -> list[_Access] | NotCounted:
         if k == CursorKind.CALL_EXPR:
             if _has_attribute(n.referenced, (CursorKind.CONST_ATTR,)):
                 continue  # reads only its arguments
-            if not _writes_nothing(n):
-                name = n.referenced.spelling if n.referenced is not None else _spelling(n)
-                return NotCounted.at(f"the loop bound calls '{name}', which may have side "
-                                     f"effects", [note("the call is here", location(n))])
+            # evaluated once if it writes nothing (errno included: the body may read it)
+            if _effect(n.referenced, errno=True) != _NO_EFFECT:
+                return _impure_bound_call(bound, n)
             reads.append(_Access(_MEMORY, None, n))  # a pure function may read any memory
         elif (k in (CursorKind.BINARY_OPERATOR, CursorKind.COMPOUND_ASSIGNMENT_OPERATOR)
               and n.binary_operator in _WRITES) or \
@@ -401,6 +397,19 @@ def _bound_reads(bound: Cursor) -> list[_Access] | NotCounted:
             return NotCounted.at(f"the loop bound reads the volatile '{_spelling(n)}'",
                                  [note("the read is here", location(n))])
     return reads
+
+
+def _impure_bound_call(bound: Cursor, call: Cursor) -> NotCounted:
+    name = call.referenced.spelling if call.referenced is not None else _spelling(call)
+    return NotCounted.at(
+        f"the loop bound calls '{name}', which may have side effects",
+        [note("the call is here", location(call)),
+         note(f"compute the bound into a local before the loop (`const long n = "
+              f"{_spelling(bound)};`) and bound the loop by it"
+              + (f", or declare '{name}' __attribute__((pure)) if it writes no memory"
+                 if call.referenced is not None and
+                 call.referenced.get_definition() is not None else ""),
+              location(call))])
 
 
 def _loop_writes(parts: list[Cursor], cplusplus: bool) -> tuple[list[_Access], list[Cursor]]:
