@@ -399,8 +399,13 @@ def _bound_reads(bound: Cursor) -> list[_Access] | NotCounted:
     return reads
 
 
+def _callee(call: Cursor) -> str:
+    """The called function's name, or the callee expression as written."""
+    return call.referenced.spelling if call.referenced is not None else _spelling(call)
+
+
 def _impure_bound_call(bound: Cursor, call: Cursor) -> NotCounted:
-    name = call.referenced.spelling if call.referenced is not None else _spelling(call)
+    name = _callee(call)
     return NotCounted.at(
         f"the loop bound calls '{name}', which may have side effects",
         [note("the call is here", location(call)),
@@ -520,9 +525,7 @@ def _first_change(reads: list[_Access], parts: list[Cursor], cplusplus: bool,
                 return r, f"the store to '{_spelling(next(w.at.get_children(), w.at))}'", w.at
         for call in calls:
             if _call_changes(call, r, escaped):
-                name = call.referenced.spelling if call.referenced is not None else \
-                    _spelling(call)
-                return r, f"the call to '{name}'", call
+                return r, f"the call to '{_callee(call)}'", call
     return None
 
 
