@@ -8,7 +8,8 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,11 +47,41 @@ class Config:
 Labels = Mapping[str, Mapping[str, int]]
 
 
-def load_config(path: str, labels: Labels | None = None) -> Config:
+# a configuration that is not a regular file (a pipe: `-fapprox-config=<(jq ... f.json)`),
+# read once for the command that names it: it gives its text to the first reader only, and
+# several phases of a build read the configuration
+_READ_ONCE: dict[str, bytes] = {}
+
+
+@contextmanager
+def read_once(path: str | None) -> Iterator[None]:
+    """Within the block, `path` (when it is not a regular file) is read once, at the first
+    `load_config`; the text is kept until the block ends."""
+    if not path or Path(path).is_file() or path in _READ_ONCE:
+        yield
+        return
     try:
-        data = Path(path).read_bytes()
+        _READ_ONCE[path] = _read(path)
+    except CompileError:
+        yield   # the phases report it, at their place
+        return
+    try:
+        yield
+    finally:
+        del _READ_ONCE[path]
+
+
+def _read(path: str) -> bytes:
+    if path in _READ_ONCE:
+        return _READ_ONCE[path]
+    try:
+        return Path(path).read_bytes()
     except OSError as err:
         raise CompileError(f"cannot read configuration '{path}': {err.strerror}") from None
+
+
+def load_config(path: str, labels: Labels | None = None) -> Config:
+    data = _read(path)
     try:
         text = data.decode()
     except UnicodeDecodeError as err:  # JSON is UTF-8 (RFC 8259)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import tempfile
@@ -157,6 +158,22 @@ def test_config_errors_name_the_knob(counting: Path) -> None:
     proc = approxcc("build", str(counting), "-Iinc", "--config", config(tmp, terms=3),
                     "-o", "x", cwd=tmp, check=False)
     assert proc.returncode == 1 and "terms" in proc.stderr and "3" in proc.stderr
+
+
+def test_config_from_a_pipe_is_read_once(counting: Path) -> None:
+    """`-fapprox-config=<(jq ... tuned.json)`: a pipe gives its text once, but several phases
+    read the configuration (the MLIR passes, the program's knob check); the second saw an
+    empty file, "malformed configuration"."""
+    tmp = counting.parent
+    read, write = os.pipe()
+    os.write(write, Path(config(tmp, terms=4)).read_bytes())
+    os.close(write)
+    try:
+        approxcc("build", str(counting), "-Iinc", f"-fapprox-config=/dev/fd/{read}",
+                 "-o", "piped", cwd=tmp)
+    finally:
+        os.close(read)
+    assert run(tmp / "piped").endswith(" iterations=250\n")
 
 
 def test_clang_errors_are_diagnostics(tmp_path: Path) -> None:

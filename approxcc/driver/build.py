@@ -19,6 +19,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from approxcc.config import read_once
 from approxcc.diagnostics import CompileError, DiagnosticEngine, current_engine
 from approxcc.driver.jobs import Compilation, Job
 from approxcc.driver.options import Options, help_text, parse_args
@@ -86,7 +87,7 @@ def build(opts: Options) -> int:
 def compile_and_link(opts: Options) -> int:
     """Runs (or with -### prints) the jobs of a compilation, with its own diagnostics
     engine; 1 when an error was reported."""
-    with DiagnosticEngine(opts.warnings, opts.color) as engine:
+    with DiagnosticEngine(opts.warnings, opts.color) as engine, read_once(opts.config):
         if opts.print_jobs or opts.verbose:
             print(version_banner(), file=sys.stderr)
         with _workdir(opts) as (workdir, tag):
