@@ -17,8 +17,9 @@ selected variant's own vmfb runs.
 The device: `device="auto"` takes CUDA, then HIP, when the build has vmfbs for it and the
 driver finds a device, else the CPU (`local-task`). A variant's weights are IREE parameters
 (`approxcc.ml.build`): when the variant is first used its vmfb is memory-mapped into a
-context with a parameter module serving its `.npz`, whose initializer puts the weights, and
-what IREE derived from them, on the device once.
+context with a parameter module serving its `.npz` (mapped, one mapping a content in the
+process: `ml/stored_weights.py`), whose initializer puts the weights, and what IREE derived
+from them, on the device once.
 
 `prog.fn.on_device(*inputs)` returns the outputs as `iree.runtime.DeviceArray`s instead of
 numpy arrays, and any call takes device arrays as inputs without a copy: a KV cache passed
@@ -46,6 +47,7 @@ from approxcc.config import KnobSetting, decide
 from approxcc.diagnostics import CompileError
 from approxcc.ml import approx
 from approxcc.ml.build import MANIFEST_VERSION, PARAMETER_SCOPE, Manifest, checked_config
+from approxcc.ml.stored_weights import load_weights
 from approxcc.ml.xla import XlaRunner
 
 DRIVER_TARGET = {"local-task": "cpu", "local-sync": "cpu", "cuda": "cuda", "hip": "rocm"}
@@ -153,9 +155,8 @@ class Program:
         path = variant["weights"]
         if path not in self._parameters:
             index = ireert.ParameterIndex()
-            with np.load(self.root / path) as npz:
-                for i in range(len(variant["weight_args"])):
-                    index.add_buffer(f"p{i}", np.ascontiguousarray(npz[f"arr_{i}"]))
+            for i, array in enumerate(load_weights(self.root / path)):
+                index.add_buffer(f"p{i}", np.ascontiguousarray(array))
             self._parameters[path] = ireert.create_io_parameters_module(
                 self.iree_config.vm_instance, index.create_provider(scope=PARAMETER_SCOPE))
         return self._parameters[path]

@@ -27,6 +27,7 @@ import numpy as np
 
 from approxcc.diagnostics import CompileError
 from approxcc.ml.packed import from_storage
+from approxcc.ml.stored_weights import load_weights
 
 BACKEND_ENV = "APPROXCC_ML_CPU_BACKEND"
 BACKENDS = ("auto", "xla", "iree")
@@ -70,10 +71,14 @@ class XlaRunner:
 
         self.exported = jax.export.deserialize(bytearray((root / variant["xla"]).read_bytes()))
         device = jax.devices("cpu")[0]
-        with np.load(root / variant["weights"]) as npz:
-            distinct = [jax.device_put(from_storage(npz[f"arr_{i}"], sig["dtype"],
-                                                    sig["shape"]), device)
-                        for i, sig in enumerate(variant["weight_args"])]
+
+        def put(stored: list[np.ndarray]) -> list[Any]:
+            return [jax.device_put(from_storage(a, sig["dtype"], sig["shape"]), device)
+                    for a, sig in zip(stored, variant["weight_args"], strict=True)]
+
+        # the runner holds them: its variant's other builds (a prefill step a prompt length)
+        # share one copy
+        self.distinct = distinct = load_weights(root / variant["weights"], f"jax {device}", put)
         # a weight jax.export dropped (unused) is not read: zeros of its type stand for it
         self.weights = [distinct[s] if s is not None else
                         jax.device_put(np.zeros(aval.shape, aval.dtype), device)
