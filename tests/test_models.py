@@ -316,3 +316,30 @@ def test_a_decode_step_reads_the_cache_up_to_live_positions() -> None:
     exported = jax.export.export(jax.jit(lambda *a, x: step(*a, live=x.shape[0])))(
         *args, x=jax.ShapeDtypeStruct(n, jnp.int8))
     assert "tensor<2x16x?xf32>" in exported.mlir_module()
+
+
+def test_a_prompt_of_symbolic_length_attends_as_the_blocked_prompt() -> None:
+    """A prefill exported with its length symbolic (one build for every prompt length)
+    attends in one block; called at a length, it gives what the blocked attention of that
+    static length gives, window included."""
+    import jax
+    import jax.numpy as jnp
+
+    from workloads.models.layers import PROMPT_BLOCK, cached_attention, init_cache
+
+    rng = np.random.default_rng(1)
+    longest = 2 * PROMPT_BLOCK + 16
+
+    def prompt(q, k, v, window):
+        return cached_attention(q, k, v, init_cache(1, longest, 2, 16), 0, 0, 0.25, window)[0]
+
+    n, = jax.export.symbolic_shape("n", constraints=(f"n <= {longest}", "n >= 1"))
+    for window in (0, 40):
+        spec = [jax.ShapeDtypeStruct((n, h, 16), jnp.float32) for h in (4, 2, 2)]
+        exported = jax.export.export(jax.jit(prompt, static_argnums=3))(*spec, window)
+        for s in (5, PROMPT_BLOCK + 3, longest):
+            q, k, v = (jnp.asarray(rng.standard_normal((s, h, 16)), jnp.float32)
+                       for h in (4, 2, 2))
+            np.testing.assert_allclose(np.asarray(exported.call(q, k, v)),
+                                       np.asarray(prompt(q, k, v, window)),
+                                       rtol=1e-5, atol=1e-6)

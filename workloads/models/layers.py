@@ -91,6 +91,8 @@ def cached_attention(
         if q.shape[0] == 1:
             return _attend_one(q[0], keys, values, at, scale, window, live), cache
         return _attend(q, keys.transpose(0, 2, 1), values, pos, 0, scale, window), cache
+    if not isinstance(q.shape[0], int):    # a length exported symbolic: one block
+        return _attend(q, k, v, 0, 0, scale, window), cache
     blocks = []
     for first_q in range(0, q.shape[0], PROMPT_BLOCK):
         end = min(first_q + PROMPT_BLOCK, q.shape[0])

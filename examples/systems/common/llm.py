@@ -5,11 +5,12 @@ exact prefill runs under `jax.jit` (XLA-CPU), its padded length following the pr
 (buckets of 32 tokens). The decode step is the variant's, and takes over the prefill's KV
 cache (the same layout in both runtimes):
 
-  prefill 1  the prompt's prefill in W8A8 through approxcc's build (`prefill_<n>`, one a
-           prompt length in PREFILL_BUCKETS, the prompt padded to the shortest that holds
-           it; a longer prompt keeps the exact prefill), ~1.5x faster than jax.jit's f32;
-           its last token goes through the variant's decode step;
-  prefill 2  the same in bfloat16 (the `llm_prefill_precision_<n>` knob: bf16 weights and
+  prefill 1  the prompt's prefill in W8A8 through approxcc's build (`prefill`, its length
+           symbolic: one build for every length; the prompt padded to the shortest of
+           PREFILL_BUCKETS that holds it, a few shapes for XLA to compile; a longer prompt
+           keeps the exact prefill), ~1.5x faster than jax.jit's f32; its last token goes
+           through the variant's decode step;
+  prefill 2  the same in bfloat16 (the `llm_prefill_precision` knob: bf16 weights and
            activations, f32 accumulation; IREE's bf16 ukernels where the CPU has AVX-512
            BF16), about as fast as W8A8 at float accuracy;
   quant 0  float32 under jax.jit: the exact path;
@@ -37,14 +38,15 @@ accuracy from 63% to 68% (rag_bm25) and from 59% to 64% (rag_kb): free generatio
 paraphrases or contradicts the passage ("Film producer" for *filmmaker*, "German" for a
 Dutch physicist the passage calls Dutch).
 
-The decode step of each model is one user program (`DECODE_PROGRAM`), its prefill step one a
-prompt length (`PREFILL_PROGRAM`), written under ~/.cache/approxcc/systems with the shortlist
-the decode step restricts to and built by approxcc once: a fresh build of every variant
-exports and compiles 12 decode and 4 prefill variants a length, in tens of minutes; a
-configuration's (`approxcc eval`) compiles only its own (approxcc's `--config`), and a prefill
-length only when a prompt first needs it (untimed: `Llm.generate` warms each shape up), so
-its first answer waits for one prefill build, not 13. Later runs (and tuning) load the builds
-while their inputs are unchanged.
+The decode step of each model is one user program (`DECODE_PROGRAM`), its prefill step
+another (`PREFILL_PROGRAM`, for prompts of any length), written under
+~/.cache/approxcc/systems with the shortlist the decode step restricts to and built by
+approxcc once: a fresh build of every variant exports and compiles 12 decode and 4 prefill
+variants; a configuration's (`approxcc eval`) compiles only its own (approxcc's `--config`).
+IREE does not compile the prefill's gather of a symbolic number of embedding rows, so its
+variants are run by XLA (the faster of the two on them when each length was its own build),
+which compiles a padded length when a prompt first needs it (untimed: `Llm.generate` warms
+each shape up). Later runs (and tuning) load the builds while their inputs are unchanged.
 """
 
 from __future__ import annotations
@@ -53,8 +55,7 @@ import functools
 import hashlib
 import json
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -63,13 +64,14 @@ import numpy as np
 MAX_LEN = 512           # KV cache positions: the longest prompt (~340 tokens) and its answer
 ANSWER_TOKENS = 10
 ML_EXAMPLES = Path(__file__).resolve().parents[2] / "ml"     # kv_decoder: the cache layout
-# The built prefills, for prompts of ~80-340 tokens: a prompt is padded to the shortest that
-# holds it, so the steps are fine where the approximate systems' prompts are (80-160 tokens)
+# The built prefill's lengths, for prompts of ~80-340 tokens: a prompt is padded to the
+# shortest that holds it, so the steps are fine where the approximate systems' prompts are
+# (80-160 tokens)
 PREFILL_BUCKETS = (80, 96, 112, 128, 144, 160, 192, 224, 256, 288, 320, 352, 384)
-# The answer's decode step and its prefill steps (one a prompt length) as user programs:
-# the decode step's `llm_quant` (W8A8, W8A16) and `llm_precision` (bf16) knobs are the
-# systems' `llm_quant`, its `llm_vocab` theirs; the prefill programs' `llm_prefill_<n>` (W8A8)
-# and `llm_prefill_precision_<n>` (bf16) their `llm_prefill`.
+# The answer's decode step and its prefill step as user programs: the decode step's
+# `llm_quant` (W8A8, W8A16) and `llm_precision` (bf16) knobs are the systems' `llm_quant`,
+# its `llm_vocab` theirs; the prefill program's `llm_prefill_quant` (W8A8) and
+# `llm_prefill_precision` (bf16) their `llm_prefill`.
 STEP_HEADER = '''"""The RAG systems' answer {what} of {model} (written by
 examples/systems/common/llm.py)."""
 import sys
@@ -77,7 +79,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, {examples!r})
-from kv_decoder import kv_decoder, live_input  # noqa: E402
+from kv_decoder import kv_decoder, live_input, prompt_input  # noqa: E402
 
 from approxcc import approx  # noqa: E402
 
@@ -99,14 +101,14 @@ APPROX_EXAMPLE_ARGS = {{"decode_step": (DECODER.model.params, np.int32(0), np.in
 '''
 PREFILL_PROGRAM = '''
 
-@approx.knob("llm_prefill_{n}", transform="quantize", values=["none", "w8a8"])
-@approx.knob("llm_prefill_precision_{n}", transform="precision", values=["f32", "bf16"])
-def prefill_{n}(params, tokens, *cache):
+@approx.knob("llm_prefill_quant", transform="quantize", values=["none", "w8a8"])
+@approx.knob("llm_prefill_precision", transform="precision", values=["f32", "bf16"])
+def prefill(params, tokens, *cache):
     return DECODER.fill(params, tokens, *cache)
 
 
-APPROX_EXAMPLE_ARGS = {{"prefill_{n}": (DECODER.model.params, np.zeros({n}, np.int32),
-                                       *DECODER.cache)}}
+APPROX_EXAMPLE_ARGS = {{"prefill": (DECODER.model.params, prompt_input({longest}),
+                                   *DECODER.cache)}}
 '''
 
 
@@ -183,12 +185,10 @@ class Llm:
             self.prefills[key] = JaxRunner(self.model(model, layers), max_len=MAX_LEN)
         return self.prefills[key]
 
-    def build(self, model: int, program: str, config: dict[str, Any] | None = None,
-              length: int = 0) -> Path:
-        """The manifest of `model`'s "decode" program, or "prefill" program for prompts of
-        `length` tokens, built by approxcc for the CPU: every variant, or with `config`
-        those it selects only (a folder per model, shortlist and selection; reused while its
-        inputs are unchanged)."""
+    def build(self, model: int, program: str, config: dict[str, Any] | None = None) -> Path:
+        """The manifest of `model`'s "decode" or "prefill" program, built by approxcc for
+        the CPU: every variant, or with `config` those it selects only (a folder per model,
+        shortlist and selection; reused while its inputs are unchanged)."""
         from workloads.packages import cache_dir
 
         name = self.names[model]
@@ -199,11 +199,9 @@ class Llm:
         if not shortlist.exists():
             np.save(shortlist, ids)
         body = DECODE_PROGRAM if program == "decode" else PREFILL_PROGRAM
-        if length:
-            program = f"{program}_{length}"
         text = STEP_HEADER.format(what=f"{program} step", model=name, max_len=MAX_LEN,
                                   examples=str(ML_EXAMPLES)) + body.format(
-            shortlist=str(shortlist), max_len=MAX_LEN, n=length)
+            shortlist=str(shortlist), max_len=MAX_LEN, longest=PREFILL_BUCKETS[-1])
         source = folder / f"answer_{program}.py"
         if not source.exists() or source.read_text() != text:
             source.write_text(text)
@@ -237,17 +235,17 @@ class Llm:
         return self.decoders[key]
 
     def built_prefill(self, model: int, kind: int) -> BuiltPrefill:
-        """The prefill steps of `model`'s builds: kind 1 W8A8, 2 bf16 (each length built
-        when first asked for)."""
+        """The prefill step of `model`'s build: kind 1 W8A8, 2 bf16."""
         if (model, kind) not in self.built_prefills:
             import jax
 
-            def build(n: int) -> Path:
-                return self.build(model, "prefill", None if self.every else
-                                  prefill_config(kind, n), length=n)
+            from approxcc.ml.runtime import load
 
+            config = prefill_config(kind)
+            program = load(self.build(model, "prefill", None if self.every else config),
+                           config=config)
             empty = jax.tree_util.tree_leaves(self.base(model).new_cache(MAX_LEN))
-            self.built_prefills[model, kind] = BuiltPrefill(build, kind,
+            self.built_prefills[model, kind] = BuiltPrefill(program.prefill,
                                                             [np.asarray(c) for c in empty])
         return self.built_prefills[model, kind]
 
@@ -263,9 +261,8 @@ class Llm:
         self.every = self.every or len(decodes) > 1 or len(prefills) > 1
         for v in variants:
             self.decode_runner(v)
-            if v.prefill and self.every:   # tuning: every length now, not during the search
-                for n in PREFILL_BUCKETS:
-                    self.built_prefill(v.model, v.prefill).step(n)
+            if v.prefill and not v.layers:
+                self.built_prefill(v.model, v.prefill)
         return time.perf_counter() - start
 
     def tokenizer(self, model: int) -> Any:
@@ -349,10 +346,10 @@ def decode_config(quant: int, vocab: int) -> dict[str, Any]:
                                        "llm_vocab": {"value": vocab}}}
 
 
-def prefill_config(kind: int, n: int) -> dict[str, Any]:
-    """The configuration of the built prefill step of `n` tokens: kind 1 W8A8, 2 bf16."""
-    knob = {1: "llm_prefill_{}", 2: "llm_prefill_precision_{}"}[kind]
-    return {"approxcc": "1", "knobs": {knob.format(n): {"value": 1}}}
+def prefill_config(kind: int) -> dict[str, Any]:
+    """The configuration of the built prefill step: kind 1 W8A8, 2 bf16."""
+    knob = {1: "llm_prefill_quant", 2: "llm_prefill_precision"}[kind]
+    return {"approxcc": "1", "knobs": {knob: {"value": 1}}}
 
 
 def built_decoder(manifest: Path, config: dict[str, Any]) -> Any:
@@ -365,29 +362,18 @@ def built_decoder(manifest: Path, config: dict[str, Any]) -> Any:
 
 @dataclass
 class BuiltPrefill:
-    """The W8A8 or bf16 prefill steps, one a prompt length in PREFILL_BUCKETS, each built (or
-    its build loaded) when a prompt first needs it."""
+    """The W8A8 or bf16 prefill step (`prefill_config`'s variant of the built program)."""
 
-    build: Callable[[int], Path]    # a length -> the manifest of its step's build
-    kind: int                       # 1 W8A8, 2 bf16
+    step: Any                       # approxcc.ml.runtime's function
     empty: list[np.ndarray]         # an empty cache: keys of every layer, then values
-    steps: dict[int, Any] = field(default_factory=dict)
-
-    def step(self, n: int) -> Any:
-        """The step for prompts of `n` tokens (`prefill_config`'s variant)."""
-        if n not in self.steps:
-            from approxcc.ml.runtime import load
-
-            program = load(self.build(n), config=prefill_config(self.kind, n))
-            self.steps[n] = getattr(program, f"prefill_{n}")
-        return self.steps[n]
 
     def fill(self, ids: list[int]) -> list[np.ndarray]:
-        """The cache with the keys and values of `ids` at positions 0.. (host arrays)."""
+        """The cache with the keys and values of `ids` at positions 0.. (host arrays), the
+        prompt padded to its bucket."""
         from workloads.models.decode import pad_prompt
 
         n = bucket(len(ids))
-        return [np.asarray(c) for c in self.step(n)(pad_prompt(ids, n), *self.empty)]
+        return [np.asarray(c) for c in self.step(pad_prompt(ids, n), *self.empty)]
 
 
 def bucket(n: int) -> int:
