@@ -554,3 +554,18 @@ def test_user_module_import_is_isolated(tmp_path: Path) -> None:
     with pytest.raises(CompileError, match="no function decorated"):
         load_program(model)
     assert "approxcc_model_plain" in sys.modules and "VALUE" not in globals()
+
+
+def test_a_model_substitute_is_named_without_printing_its_object() -> None:
+    """A substitute that is a model's bound method is named by the method: its object's repr
+    (a decoder's weights) took a second a call, and a build names variants often."""
+
+    class Decoder:
+        def __repr__(self) -> str:
+            raise AssertionError("printed the decoder")
+
+        def restricted(self, params: object) -> object:
+            return params
+
+    assert approx.model(Decoder().restricted, {}).__name__ == "restricted"
+    assert approx.model(functools.partial(max, 1), {}).__name__.startswith("functools.partial")

@@ -64,7 +64,10 @@ class Model:
 
     @property
     def __name__(self) -> str:
-        return getattr(self.fn, "__name__", repr(self.fn))
+        # not getattr's default: a bound method's repr prints its object (a model's
+        # weights: a second a call, 20 s of a decoder's build)
+        name = getattr(self.fn, "__name__", None)
+        return name if name is not None else repr(self.fn)
 
 
 @dataclass(frozen=True)
