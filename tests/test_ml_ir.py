@@ -223,3 +223,24 @@ def test_a_configuration_selects_the_variants(tmp_path: Path) -> None:
     knobs = {k.knob_name.data: k for k in module.walk() if isinstance(k, KnobOp)}
     assert knobs["quant"].param("value").value.data == 2
     assert [d.value.data for d in knobs["sub"].param("decisions")] == [1, 0]
+
+
+def test_jax_text_read_with_its_types_aliased_prints_as_it_was() -> None:
+    """jax's StableHLO is read with each tensor type named once (faster in xDSL): what is
+    printed back is the text it was, string literals that spell a type, a hex float
+    constant (read verbatim) and a type with an encoding included."""
+    text = textwrap.dedent('''\
+        "builtin.module"() ({
+          "func.func"() <{function_type = (tensor<?x2xf32, #stablehlo.bounds<4, ?>>, tensor<2xf32>) -> tensor<2xf32>, sym_name = "main"}> ({
+          ^bb0(%b: tensor<?x2xf32, #stablehlo.bounds<4, ?>>, %a: tensor<2xf32>):
+            %c = "stablehlo.constant"() <{value = dense<0xFF800000> : tensor<2xf32>}> : () -> tensor<2xf32>
+            %0 = "stablehlo.custom_call"(%a) <{call_target_name = "t tensor<3xf32>", backend_config = "\\22tensor<1xi8>\\22"}> : (tensor<2xf32>) -> tensor<2xf32>
+            %1 = "stablehlo.add"(%0, %c) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+            "func.return"(%1) : (tensor<2xf32>) -> ()
+          }) : () -> ()
+        }) : () -> ()
+        ''')  # noqa: E501 - jax's lines
+    printed = print_ir(parse_ir(text, "<jax>", jax_text=True))
+    assert printed == print_ir(parse_ir(text, "<jax>"))
+    assert 'dense<0xFF800000> : tensor<2xf32>' in printed
+    assert '"t tensor<3xf32>"' in printed and "approx_t" not in printed

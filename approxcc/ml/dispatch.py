@@ -143,7 +143,7 @@ def _generic_function(text: str, name: str) -> func.FuncOp:
     with jax_mlir.make_ir_context():
         generic = jax_ir.Module.parse(text).operation.get_asm(print_generic_op_form=True,
                                                               enable_debug_info=False)
-    parsed = parse_ir(generic, f"<{name}>")
+    parsed = parse_ir(generic, f"<{name}>", jax_text=True)
     found = next(op for op in parsed.ops if isinstance(op, func.FuncOp)
                  and op.sym_name.data == name)
     found.detach()
