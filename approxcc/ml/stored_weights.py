@@ -1,13 +1,14 @@
 """A build's weights files, read by the runtimes: memory-mapped, one mapping per content.
 
 `approxcc build` saves a variant's weights as an uncompressed `.npz` named by the hash of
-its content (`weights/<hash>.npz`). A system loads many builds of one model (a prefill step
-per prompt length, each its own build folder holding the same files): read into memory, each
-copy stayed resident (a 270M-parameter model's 13 prefill lengths and its decode variants
-took 16 GB and were killed). Here a file's arrays are views of the file mapped read-only (the
-page cache holds them, shared by every process and evictable), and a process loads one
-content once, whichever build folder holds it, while any caller holds its arrays: mapped
-for IREE's parameters, on jax's device for a variant run by XLA (`ml/xla.py`).
+its content (`weights/<hash>.npz`). A system loads the same weights many times (a program
+a configuration of its decode step; builds of one model in other folders): read into memory,
+each copy stayed resident (a 270M-parameter model's 13 prefill builds, one a prompt length,
+and its decode variants took 16 GB and were killed). Here a file's arrays are views of the
+file mapped read-only (the page cache holds them, shared by every process and evictable),
+and a process loads one content once, whichever build folder holds it, while any caller
+holds its arrays: mapped for IREE's parameters, on jax's device for a variant run by XLA
+(`ml/xla.py`).
 """
 
 from __future__ import annotations

@@ -76,8 +76,8 @@ class XlaRunner:
             return [jax.device_put(from_storage(a, sig["dtype"], sig["shape"]), device)
                     for a, sig in zip(stored, variant["weight_args"], strict=True)]
 
-        # the runner holds them: its variant's other builds (a prefill step a prompt length)
-        # share one copy
+        # the runner holds them: runners of the same weights (another configuration's
+        # program of the same build, another build) share one copy
         self.distinct = distinct = load_weights(root / variant["weights"], f"jax {device}", put)
         # a weight jax.export dropped (unused) is not read: zeros of its type stand for it
         self.weights = [distinct[s] if s is not None else

@@ -176,19 +176,16 @@ def live_positions(pos: int, max_len: int) -> int:
     return min(max_len, (pos // LIVE_BLOCK + 1) * LIVE_BLOCK)
 
 
-def prompt_input(longest: int) -> jax.ShapeDtypeStruct:
-    """The example of a prefill step's tokens for prompts of any length up to `longest`:
-    int32 of a symbolic length (one build for every length; XLA compiles a length when it
-    is first called)."""
-    n = jax.export.symbolic_shape("length", constraints=(f"length <= {longest}",
-                                                         "length >= 1"))
-    return jax.ShapeDtypeStruct(n, jnp.int32)
+def symbolic_input(name: str, most: int, dtype: Any) -> jax.ShapeDtypeStruct:
+    """The example of an input of symbolic length `name` (1..`most`): one build serves every
+    length (XLA compiles a length when it is first called)."""
+    n = jax.export.symbolic_shape(name, constraints=(f"{name} <= {most}", f"{name} >= 1"))
+    return jax.ShapeDtypeStruct(n, dtype)
 
 
 def live_input(max_len: int) -> jax.ShapeDtypeStruct:
     """The example of a decode step's `live` input: int8 of a symbolic length."""
-    n = jax.export.symbolic_shape("live", constraints=(f"live <= {max_len}", "live >= 1"))
-    return jax.ShapeDtypeStruct(n, jnp.int8)
+    return symbolic_input("live", max_len, jnp.int8)
 
 
 def example_args(dec: KVDecoder) -> dict[str, tuple[Any, ...]]:

@@ -79,7 +79,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, {examples!r})
-from kv_decoder import kv_decoder, live_input, prompt_input  # noqa: E402
+from kv_decoder import kv_decoder, live_input, symbolic_input  # noqa: E402
 
 from approxcc import approx  # noqa: E402
 
@@ -107,7 +107,8 @@ def prefill(params, tokens, *cache):
     return DECODER.fill(params, tokens, *cache)
 
 
-APPROX_EXAMPLE_ARGS = {{"prefill": (DECODER.model.params, prompt_input({longest}),
+APPROX_EXAMPLE_ARGS = {{"prefill": (DECODER.model.params,
+                                   symbolic_input("length", {longest}, np.int32),
                                    *DECODER.cache)}}
 '''
 
