@@ -7,6 +7,7 @@ form upstream MLIR's memref-to-llvm conversion folds away.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -26,19 +27,13 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from approxcc.frontend.c_types import LLVM_PTR, Arith
 
 INDEX = IndexType()
 _INT64_MAX = 2**63 - 1
 _GEP_INBOUNDS = 3  # LLVM::GEPNoWrapFlags::inbounds (inboundsFlag | nusw), without nuw
-
-
-def is_zero(v: SSAValue) -> bool:
-    op = v.owner
-    return isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr) and \
-        op.value.value.data == 0
 
 
 def non_negative(v: SSAValue) -> bool:
@@ -53,6 +48,23 @@ def non_negative(v: SSAValue) -> bool:
     if isinstance(op, arith.AddiOp | arith.MuliOp):
         return non_negative(op.lhs) and non_negative(op.rhs)
     return False
+
+
+def int_constant(v: SSAValue) -> int | None:
+    """The value of an integer or index constant wider than i1 (as its attribute spells it:
+    two's complement, signed), else None."""
+    op = v.owner
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr) and \
+            _foldable_type(v.type):
+        return op.value.value.data
+    return None
+
+
+def _foldable_type(t: Attribute) -> bool:
+    return isinstance(t, IndexType) or isinstance(t, IntegerType) and t.width.data > 1
+
+
+_FOLDS = {arith.AddiOp: operator.add, arith.SubiOp: operator.sub, arith.MuliOp: operator.mul}
 
 
 def descriptor_type(rank: int) -> llvm.LLVMStructType:
@@ -70,10 +82,33 @@ class Builder:
         self.loc: LocationAttr | None = None  # of the statement being emitted (-g)
 
     def insert(self, op: Operation) -> SSAValue | None:
+        folded = self.fold(op)
+        if folded is not None:
+            op.erase()  # never inserted: drops its uses of the operands
+            return folded
         if self.loc is not None and isinstance(op.location, UnknownLoc):
             op.location = self.loc
         self.block.add_op(op)
         return op.results[0] if op.results else None
+
+    def fold(self, op: Operation) -> SSAValue | None:
+        """Index and integer arithmetic on constants as the constant (and `x + 0`, `x * 1`
+        as `x`): a C address is mostly constant offsets, unfolded a third of the ops."""
+        if isinstance(op, arith.IndexCastOp):
+            value = int_constant(op.input)
+            return None if value is None else self.int_const(value, op.result.type)
+        fold = _FOLDS.get(type(op))
+        if fold is None or not _foldable_type(op.result.type):
+            return None
+        a, b = int_constant(op.lhs), int_constant(op.rhs)
+        if a is not None and b is not None:
+            return self.int_const(fold(a, b), op.result.type)
+        identity = 1 if isinstance(op, arith.MuliOp) else 0
+        if b == identity:
+            return op.lhs
+        if a == identity and not isinstance(op, arith.SubiOp):
+            return op.rhs
+        return None
 
     @contextmanager
     def located(self, loc: LocationAttr | None) -> Iterator[None]:
@@ -94,8 +129,8 @@ class Builder:
 
     # constants ---------------------------------------------------------------------------
     def int_const(self, value: int, t: Attribute) -> SSAValue:
-        if isinstance(t, IntegerType):
-            width = t.width.data
+        if isinstance(t, IntegerType | IndexType):
+            width = t.width.data if isinstance(t, IntegerType) else 64
             value &= (1 << width) - 1
             if width > 1 and value >= 1 << (width - 1):
                 value -= 1 << width  # attributes hold the signed two's-complement spelling
@@ -158,7 +193,7 @@ class Builder:
         """`ptr + index` in units of `elem` (an !llvm.ptr; `index` of index type);
         `inbounds`: within the object `ptr` points into, as C pointer arithmetic is (an
         index may be negative: never `nuw`)."""
-        if is_zero(index):
+        if int_constant(index) == 0:
             return ptr
         offset = self.insert(arith.IndexCastOp(index, i64))
         gep = llvm.GEPOp.from_mixed_indices(ptr, [offset], elem)
@@ -175,24 +210,42 @@ class Builder:
         return self.view(self.insert(llvm.IntToPtrOp(bits)), view_type)
 
     def view(self, ptr: SSAValue, view_type: Attribute) -> SSAValue:
-        """A `memref<?xT>` view of the memory at a C pointer (offset 0, unit stride)."""
+        """A `memref<?xT>` view of the memory at a C pointer (offset 0, unit stride): a cast
+        while the function is emitted; the views still used at its end get their memref
+        descriptors (describe_views). Most never are: a pointer variable's value is stored,
+        passed and compared as the pointer (`pointer` sees through the cast)."""
         if view_type == LLVM_PTR:
             return ptr
-        desc_t = descriptor_type(1)
-        desc = self.insert(llvm.UndefOp(desc_t))
-        one = self.insert(llvm.ConstantOp(IntegerAttr(1, i64), i64))
-        zero = self.insert(llvm.ConstantOp(IntegerAttr(0, i64), i64))
-        unknown = self.insert(llvm.ConstantOp(IntegerAttr(_INT64_MAX, i64), i64))
-        for pos, val in (([0], ptr), ([1], ptr), ([2], zero), ([3, 0], unknown), ([4, 0], one)):
-            desc = self.insert(
-                llvm.InsertValueOp(DenseArrayBase.from_list(i64, pos), desc, val))
-        return self.insert(UnrealizedConversionCastOp.get([desc], [view_type]))
+        return self.insert(UnrealizedConversionCastOp.get([ptr], [view_type]))
 
     def pointer(self, memref: SSAValue) -> SSAValue:
         """The C pointer (`!llvm.ptr`) to element 0 of a memref."""
         if memref.type == LLVM_PTR:
             return memref
+        if _is_view(memref.owner):
+            return memref.owner.inputs[0]
         rank = len(memref.type.get_shape())
         desc = self.insert(UnrealizedConversionCastOp.get([memref], [descriptor_type(rank)]))
         return self.insert(
             llvm.ExtractValueOp(DenseArrayBase.from_list(i64, [1]), desc, LLVM_PTR))
+
+
+def _is_view(op: Operation | Block) -> bool:
+    return isinstance(op, UnrealizedConversionCastOp) and len(op.inputs) == 1 and \
+        op.inputs[0].type == LLVM_PTR and isinstance(op.outputs[0].type, MemRefType)
+
+
+def describe_views(region: Region) -> None:
+    """Each view (`Builder.view`) becomes the memref descriptor of its pointer, the form
+    upstream MLIR's memref-to-llvm conversion folds away: (ptr, ptr, 0, [unknown], [1])."""
+    for op in [op for op in region.walk() if _is_view(op)]:
+        ptr = op.inputs[0]
+        one, zero, unknown = (llvm.ConstantOp(IntegerAttr(v, i64), i64)
+                              for v in (1, 0, _INT64_MAX))
+        ops: list[Operation] = [one, zero, unknown, llvm.UndefOp(descriptor_type(1))]
+        for pos, val in (([0], ptr), ([1], ptr), ([2], zero.result), ([3, 0], unknown.result),
+                         ([4, 0], one.result)):
+            ops.append(llvm.InsertValueOp(DenseArrayBase.from_list(i64, pos),
+                                          ops[-1].results[0], val))
+        op.parent_block().insert_ops_before(ops, op)
+        op.operands = [ops[-1].results[0]]

@@ -10,12 +10,13 @@ from dataclasses import replace
 from clang.cindex import BinaryOperator, Cursor, CursorKind, TypeKind
 from xdsl.dialects import arith, llvm, scf
 from xdsl.dialects.builtin import (
+    MemRefType,
     i1,
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from approxcc.frontend import c_types
-from approxcc.frontend.builder import is_zero
+from approxcc.frontend.builder import int_constant
 from approxcc.frontend.c_types import INTPTR, LLVM_PTR, Arith, UnsupportedType, arith_of
 from approxcc.frontend.calls import is_va_arg
 from approxcc.frontend.clang_eval import evaluate
@@ -268,7 +269,7 @@ class ExpressionEmitter:
         """An array expression as a pointer to its first element."""
         lv = self.lvalue(_array_parameter(array) or array)
         view_t = c_types.pointer_view_type(ptr_type)
-        if lv.ref.type == view_t and lv.indices and is_zero(lv.indices[0]):
+        if lv.ref.type == view_t and lv.indices and int_constant(lv.indices[0]) == 0:
             return lv.ref
         return self.b.view(self.address(lv), view_t)
 
@@ -283,16 +284,22 @@ class ExpressionEmitter:
     def select(self, cond: SSAValue, then: Callable[[], SSAValue],
                other: Callable[[], SSAValue], t) -> SSAValue:
         """A value computed lazily on one of two paths (`?:`, `&&`, `||`)."""
+        # a pointer is chosen as the pointer, then viewed: a view stays a cast (Builder.view)
+        viewed = isinstance(t, MemRefType) and not t.has_static_shape()
         blocks = []
         for branch in (then, other):
             blk = Block()
             with self.b.at(blk):
                 value = branch()
-                if value.type != t:  # two pointer representations of one C type
+                if viewed:
+                    value = self.b.pointer(value)
+                elif value.type != t:  # two pointer representations of one C type
                     value = self.b.view(self.b.pointer(value), t)
                 self.b.insert(scf.YieldOp(value))
             blocks.append(blk)
-        return self.b.insert(scf.IfOp(cond, [t], Region(blocks[0]), Region(blocks[1])))
+        chosen = self.b.insert(scf.IfOp(cond, [LLVM_PTR if viewed else t], Region(blocks[0]),
+                                        Region(blocks[1])))
+        return self.b.view(chosen, t) if viewed else chosen
 
     # operators -----------------------------------------------------------------------------
     def binary(self, c: Cursor) -> SSAValue:

@@ -13,11 +13,12 @@ from xdsl.dialects.builtin import (
     i32,
 )
 from xdsl.ir import Block, Region, SSAValue
+from xdsl.transforms.dead_code_elimination import region_dce
 
 from approxcc.annotations import Annotation
 from approxcc.diagnostics import CompileError
 from approxcc.frontend import c_types
-from approxcc.frontend.builder import Builder
+from approxcc.frontend.builder import Builder, describe_views
 from approxcc.frontend.c_types import UnsupportedType
 from approxcc.frontend.calls import CallEmitter, Signature
 from approxcc.frontend.clause_exprs import ClauseSites
@@ -138,6 +139,8 @@ class FunctionEmitter(KnobEmitter, StatementEmitter, SwitchEmitter, JumpEmitter,
             fop = func.FuncOp(self.fn.spelling, (self.lowering.inputs(),
                                                  self.lowering.result_types),
                               Region(self.entry))
+        region_dce(fop.body)  # the views and constants nothing uses
+        describe_views(fop.body)
         set_internal(fop, self.fn.storage_class.name == "STATIC")
         fop.location = self.b.loc or fop.location
         fop.arg_attrs = self.lowering.arg_attrs()
