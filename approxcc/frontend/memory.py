@@ -409,10 +409,25 @@ class MemoryEmitter:
                 self.store(target, self.rvalue(part.expr))
 
     def subobject(self, lv: LValue, path: tuple[initializers.Step, ...]) -> LValue:
+        """The part of `lv` a path reaches; subscripts in a row are one step (`[i][j]` of
+        `T a[I][J]` is element `i*J + j`): an initialiser of hundreds of parts has one
+        address computation a part, not one a subscript."""
+        base_elements = 0  # the subscripts in a row so far, in base elements
         for step in path:
-            lv = self.advance(self.first_element(lv), self.b.index(step)) \
-                if isinstance(step, int) else self.member(lv, step, step.type)
-        return lv
+            if isinstance(step, int):
+                lv = self.first_element(lv)
+                base_elements += step * c_types.constant_count(lv.ctype)
+                continue
+            lv = self._advanced_by(lv, base_elements)
+            base_elements = 0
+            lv = self.member(lv, step, step.type)
+        return self._advanced_by(lv, base_elements)
+
+    def _advanced_by(self, lv: LValue, base_elements: int) -> LValue:
+        if not base_elements:
+            return lv
+        n = base_elements // c_types.constant_count(lv.ctype)
+        return self.advance(lv, self.b.index(n))
 
     def store_string(self, array: LValue, literal: Cursor) -> None:
         """The bytes of a string literal into a char array (cleared first)."""
