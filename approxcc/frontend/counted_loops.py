@@ -450,22 +450,32 @@ def _escaped(v: Cursor, cplusplus: bool) -> bool:
             v.storage_class in (StorageClass.STATIC, StorageClass.EXTERN) or \
             c_types.is_array(v.type) or c_types.is_reference(v.type):
         return True
+    taken = _taken_addresses(fn, cplusplus)
+    return v in taken or _ANYWHERE in taken
+
+
+@functools.lru_cache(maxsize=4)  # the loops of a function ask in turn: one walk, not one a loop
+def _taken_addresses(fn: Cursor, cplusplus: bool) -> frozenset[object]:
+    """The places whose address function `fn` takes, or C++ binds to a reference
+    (_ANYWHERE: a place it cannot name, or a lambda, which may capture any by reference)."""
     lent = {strip(a) for n in fn.walk_preorder() if n.kind == CursorKind.CALL_EXPR and
             n.referenced is not None and n.referenced.spelling in _THROUGH_ARGUMENTS
             for a in n.get_arguments()}
+    taken: set[object] = set()
     for n in fn.walk_preorder():
         if n.kind == CursorKind.LAMBDA_EXPR:
-            return True
-        if n.kind == CursorKind.UNARY_OPERATOR and unary_spelling(n)[0] == "&" and \
+            taken.add(_ANYWHERE)
+        elif n.kind == CursorKind.UNARY_OPERATOR and unary_spelling(n)[0] == "&" and \
                 n not in lent:
             operand = _place(next(n.get_children()))
-            if operand == _ANYWHERE or operand == v:
-                return True
-        elif cplusplus and _binds_reference(n) and any(
-                _place(k) == v for k in n.get_children()
-                if strip(k).kind in (CursorKind.DECL_REF_EXPR, CursorKind.MEMBER_REF_EXPR)):
-            return True
-    return False
+            if operand != _MEMORY:  # `&*p`, `&p->f`: no variable's address
+                taken.add(operand)
+        elif cplusplus and _binds_reference(n):
+            taken.update(place for k in n.get_children()
+                         if strip(k).kind in (CursorKind.DECL_REF_EXPR,
+                                              CursorKind.MEMBER_REF_EXPR)
+                         and isinstance(place := _place(k), Cursor))
+    return frozenset(taken)
 
 
 def _binds_reference(n: Cursor) -> bool:

@@ -77,7 +77,11 @@ class ConstantEvaluator:
         self.address_of = address_of
         self.string = string
 
-    def evaluate(self, t, init: Cursor | None) -> Constant:
+    def evaluate(self, t, init: Cursor | None,
+                 holes: list[initializers.Part] | None = None) -> Constant:
+        """The value `init` gives an object of type `t`. With `holes`, a part that is not a
+        constant (`&local`, a call) is left zero and listed there, for the caller to store
+        after copying the rest; unless a later part overlaps it (the later one wins in C)."""
         if init is None:
             return None
         try:
@@ -86,7 +90,14 @@ class ConstantEvaluator:
             raise Unevaluated(init) from None
         value: Constant = None
         for part in parts:
-            value = self.place(value, t, part.path, part)
+            if any(_overlap(hole.path, part.path) for hole in holes or ()):
+                raise Unevaluated(part.expr)
+            try:
+                value = self.place(value, t, part.path, part)
+            except Unevaluated:
+                if holes is None or not part.path:
+                    raise
+                holes.append(part)
         return value
 
     def place(self, value: Constant, t, path: tuple[initializers.Step, ...],
@@ -142,6 +153,11 @@ class ConstantEvaluator:
         if inner.kind == CursorKind.INTEGER_LITERAL and evaluate(inner) == 0:
             return None
         raise Unevaluated(item)
+
+
+def _overlap(a: tuple[initializers.Step, ...], b: tuple[initializers.Step, ...]) -> bool:
+    """Whether one path reaches into the subobject the other reaches (or is it)."""
+    return a[:len(b)] == b[:len(a)]
 
 
 def _is_static_object(c: Cursor) -> bool:

@@ -386,17 +386,19 @@ class MemoryEmitter:
 
     def initialise(self, lv: LValue, init: Cursor) -> None:
         """`= expr`, `= "text"` or `= {…}` (initializers.py): what is not written is zero. An
-        aggregate of many constant parts is copied from a constant global (a store each
-        would make thousands of ops of one table)."""
+        aggregate of many parts is copied from a constant global, then the parts that are
+        not constants (`&local`) stored (a store each would make thousands of ops of one
+        table)."""
         parts = initializers.parts(lv.ctype, init)
+        holes: list[initializers.Part] = []
         if len(parts) > _STORES_AT_MOST and not lv.bits and \
-                (table := self.unit.constant_copy(lv.ctype, init)) is not None:
+                (table := self.unit.constant_copy(lv.ctype, init, holes)) is not None:
             source = self.b.insert(llvm.AddressOfOp(table, LLVM_PTR))
             for op in llvm_ops.memcpy_ops(self.address(lv), source,
                                           c_types.element_type(lv.ctype)):
                 self.b.insert(op)
-            return
-        if len(parts) != 1 or parts[0].path:
+            parts = holes
+        elif len(parts) != 1 or parts[0].path:
             self.zero(lv)
         for part in parts:
             target = self.subobject(lv, part.path)

@@ -31,7 +31,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from approxcc.annotations import Annotation
 from approxcc.diagnostics import CompileError, SourceLocation, note
-from approxcc.frontend import c_types, global_vars, tu_split
+from approxcc.frontend import c_types, global_vars, initializers, tu_split
 from approxcc.frontend.c_types import UnsupportedType
 from approxcc.frontend.calls import Signature, function_signature
 from approxcc.frontend.clause_exprs import ClauseSites
@@ -493,13 +493,14 @@ class ModuleEmitter:
             return global_vars.declaration_op(symbol, mlir_type, constant, thread_local)
         return global_vars.global_op(symbol, mlir_type, value, linkage, constant, thread_local)
 
-    def constant_copy(self, t, init: Cursor) -> str | None:
+    def constant_copy(self, t, init: Cursor, holes: list[initializers.Part]) -> str | None:
         """An internal constant global holding what the initialiser `init` gives an object of
-        type `t`, for a local aggregate initialised by copying it (as clang does); None when
-        a part is not a constant."""
+        type `t`, for a local aggregate initialised by copying it (as clang does), its parts
+        that are not constants (`&local`) zero there and listed in `holes`, for the caller
+        to store after the copy; None when it cannot be copied (a union's bytes)."""
         evaluator = global_vars.ConstantEvaluator(self.global_symbol, self.string_global)
         try:
-            value = evaluator.evaluate(t, init)
+            value = evaluator.evaluate(t, init, holes)
         except global_vars.Unevaluated:
             return None
         symbol = f".init.{len(self.initial_values)}"
