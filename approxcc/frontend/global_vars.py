@@ -6,8 +6,10 @@ A constant initialiser is evaluated here, following C11 6.7.9 on clang's *syntac
 the initialiser (libclang shows the braces as written): brace elision, string literals for
 char arrays, designators, zeros for what is not written (initializers.py walks it). It
 becomes a `value` attribute (a scalar, or a dense array of scalars) or, when pointers or
-structs are involved, an initialiser region. Unions, bit-fields, packed records, function
-addresses and addresses of elements are not evaluated: `Unevaluated`.
+structs are involved, an initialiser region. An address is a static object's, or that of an
+element or member of one at constant subscripts (`&g[2][1].f`: the object's address plus a
+byte offset). Unions, bit-fields, packed records and function addresses are not evaluated:
+`Unevaluated`.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     TensorType,
+    i8,
     i64,
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
@@ -47,9 +50,10 @@ class Unevaluated(Exception):
 
 @dataclass(frozen=True)
 class Address:
-    """A pointer initialiser: the address of the global `symbol`."""
+    """A pointer initialiser: the address of the global `symbol`, `offset` bytes on."""
 
     symbol: str
+    offset: int = 0
 
 
 # A constant: a number, an Address, None (zero), or a list (array elements / struct fields).
@@ -145,11 +149,12 @@ class ConstantEvaluator:
         if inner.kind == CursorKind.STRING_LITERAL:
             return Address(self.string(inner))
         if inner.kind == CursorKind.UNARY_OPERATOR and unary_operator(inner)[0] == "&":
-            target = strip(next(inner.get_children()))
-            if _is_static_object(target):
-                return Address(self.address_of(target.referenced))
-        if _is_static_object(inner) and c_types.is_array(inner.referenced.type):
-            return Address(self.address_of(inner.referenced))
+            place = _static_place(next(inner.get_children()))
+            if place is not None:
+                return Address(self.address_of(place[0]), place[1])
+        place = _static_place(inner)
+        if place is not None and c_types.is_array(inner.type):  # an array decays
+            return Address(self.address_of(place[0]), place[1])
         if inner.kind == CursorKind.INTEGER_LITERAL and evaluate(inner) == 0:
             return None
         raise Unevaluated(item)
@@ -158,6 +163,34 @@ class ConstantEvaluator:
 def _overlap(a: tuple[initializers.Step, ...], b: tuple[initializers.Step, ...]) -> bool:
     """Whether one path reaches into the subobject the other reaches (or is it)."""
     return a[:len(b)] == b[:len(a)]
+
+
+def _static_place(c: Cursor) -> tuple[Cursor, int] | None:
+    """The static object `c` names or lies in, and its byte offset there, for a variable, an
+    element at a constant subscript and a member (not a bit-field) of one; else None."""
+    c = strip(c)
+    if _is_static_object(c):
+        return c.referenced, 0
+    kids = list(c.get_children())
+    if c.kind == CursorKind.ARRAY_SUBSCRIPT_EXPR and len(kids) == 2 and \
+            c_types.is_array(strip(kids[0]).type):
+        outer, index = _static_place(kids[0]), evaluate(kids[1])
+        size = c_types.canonical(c.type).get_size()
+        if outer is None or not isinstance(index, int) or size < 0:
+            return None
+        return outer[0], outer[1] + index * size
+    if c.kind == CursorKind.MEMBER_REF_EXPR and len(kids) == 1 and \
+            not c_types.is_pointer(strip(kids[0]).type):  # `.f`, not `->f`
+        outer, field = _static_place(kids[0]), c.referenced
+        if outer is None or field is None or field.kind != CursorKind.FIELD_DECL or \
+                field.is_bitfield():
+            return None
+        try:
+            bits = c_types.field_offset(strip(kids[0]).type, field)
+        except c_types.UnsupportedType:
+            return None
+        return outer[0], outer[1] + bits // 8
+    return None
 
 
 def _is_static_object(c: Cursor) -> bool:
@@ -254,7 +287,10 @@ class _RegionBuilder:
         if _is_zero(value):
             return self.add(llvm.ZeroOp(result_types=[t]))
         if isinstance(value, Address):
-            return self.add(llvm.AddressOfOp(value.symbol, LLVM_PTR))
+            address = self.add(llvm.AddressOfOp(value.symbol, LLVM_PTR))
+            if not value.offset:
+                return address
+            return self.add(llvm.GEPOp.from_mixed_indices(address, [value.offset], i8))
         if not isinstance(value, list):
             attr = IntegerAttr(_signed(int(value), t), t) if isinstance(t, IntegerType) else \
                 FloatAttr(float(value), t)
