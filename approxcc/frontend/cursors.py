@@ -7,6 +7,7 @@ import functools
 import os
 import re
 
+from clang import cindex
 from clang.cindex import Cursor, CursorKind, Type, conf
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
 
@@ -41,6 +42,20 @@ def _cursor_visibility():
     get = conf.lib.clang_getCursorVisibility
     get.argtypes, get.restype = [Cursor], ctypes.c_int
     return get
+
+
+@functools.cache
+def _location_is_from_main_file():
+    """libclang's clang_Location_isFromMainFile, which cindex does not wrap."""
+    get = conf.lib.clang_Location_isFromMainFile
+    get.argtypes, get.restype = [cindex.SourceLocation], ctypes.c_int
+    return get
+
+
+def in_main_file(c: Cursor) -> bool:
+    """Whether `c` is in the translation unit's main file (where macros expand it): one
+    libclang call, where its file's name takes four."""
+    return bool(_location_is_from_main_file()(c.location))
 
 
 # CXVisibility (invalid, hidden, protected, default) → LLVM's visibility (0 = default)

@@ -39,6 +39,7 @@ from approxcc.frontend.cursors import (
     WARNING_ATTRIBUTES,
     attribute_word,
     file_location,
+    in_main_file,
     initializer,
     location,
     string_bytes,
@@ -233,8 +234,14 @@ class ModuleEmitter:
         return self._split_file_references[1]
 
     def in_split(self, c: Cursor) -> bool:
-        """Whether `c` is in a file whose definitions the split divides."""
-        return c.location.file is not None and c.location.file.name in self.split_files
+        """Whether `c` is in a file whose definitions the split divides (asked of each of
+        the thousands of declarations the headers make: the main file's is the quick test)."""
+        if in_main_file(c):
+            return True
+        if len(self.split_files) == 1:
+            return False
+        file = c.location.file
+        return file is not None and file.name in self.split_files
 
     def annotations_in(self, c: Cursor) -> dict[int, list[Annotation]]:
         """The annotations of the file `c` is in, by target line."""
