@@ -190,6 +190,12 @@ class Llm:
         """The manifest of `model`'s "decode" or "prefill" program, built by approxcc for
         the CPU: every variant, or with `config` those it selects only (a folder per model,
         shortlist and selection; reused while its inputs are unchanged)."""
+        return kv_decoder().build(*self.build_plan(model, program, config))
+
+    def build_plan(self, model: int, program: str, config: dict[str, Any] | None = None
+                   ) -> tuple[Path, Path, dict[str, Any] | None]:
+        """What `build` runs: the decorated source (written now), the output folder and the
+        configuration selecting its variants (None: every variant)."""
         from workloads.packages import cache_dir
 
         name = self.names[model]
@@ -207,13 +213,11 @@ class Llm:
         if not source.exists() or source.read_text() != text:
             source.write_text(text)
         out = folder / f"build-{program}"
-        full = out / "manifest.json"
-        if config is None or full.exists():       # a build of every variant serves any
-            return kv_decoder().build(source, out)
+        if config is None or (out / "manifest.json").exists():  # every variant serves any
+            return source, out, None
         selected = json.dumps(config, sort_keys=True)
-        return kv_decoder().build(source, folder / f"build-{program}-"
-                                              f"{hashlib.sha1(selected.encode()).hexdigest()[:8]}",
-                                  config)
+        return source, folder / (f"build-{program}-"
+                                 f"{hashlib.sha1(selected.encode()).hexdigest()[:8]}"), config
 
     def decode_runner(self, v: Variant) -> Any:
         """The exact variant decodes with its prefill's runner; W8A8 and bf16 with
@@ -260,11 +264,29 @@ class Llm:
         decodes = {(v.quant, v.vocab) for v in variants if v.quant}
         prefills = {v.prefill for v in variants if v.prefill}
         self.every = self.every or len(decodes) > 1 or len(prefills) > 1
+        self.build_at_once(variants)
         for v in variants:
             self.decode_runner(v)
             if v.prefill and not v.layers:
                 self.built_prefill(v.model, v.prefill)
         return time.perf_counter() - start
+
+    def build_at_once(self, variants: list[Variant]) -> None:
+        """The approxcc builds `variants` need, each its own process, mostly one core's
+        Python: a configuration's few variants two builds at a time; every variant (a tune)
+        one at a time, as a whole model's variants take gigabytes while they export."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        plans = [self.build_plan(v.model, "decode", None if self.every else
+                                 decode_config(v.quant, v.vocab)) for v in variants if v.quant]
+        plans += [self.build_plan(v.model, "prefill", None if self.every else
+                                  prefill_config(v.prefill))
+                  for v in variants if v.prefill and not v.layers]
+        distinct = {plan[1]: plan for plan in plans}  # one build a folder
+        with ThreadPoolExecutor(max_workers=1 if self.every else 2) as pool:
+            for running in [pool.submit(kv_decoder().build, *plan)
+                            for plan in distinct.values()]:
+                running.result()
 
     def tokenizer(self, model: int) -> Any:
         return self.base(model).tokenizer
