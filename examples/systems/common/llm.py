@@ -272,21 +272,24 @@ class Llm:
         return time.perf_counter() - start
 
     def build_at_once(self, variants: list[Variant]) -> None:
-        """The approxcc builds `variants` need, each its own process, mostly one core's
-        Python: a configuration's few variants two builds at a time; every variant (a tune)
-        one at a time, as a whole model's variants take gigabytes while they export."""
+        """The approxcc builds `variants` need, each its own process: a model's decode and
+        prefill steps side by side, the models one after the other (every variant of Gemma
+        3's two steps, on an empty cache, 2 cores: 3 min 50 s, 12.5 GB at the peak)."""
         from concurrent.futures import ThreadPoolExecutor
 
-        plans = [self.build_plan(v.model, "decode", None if self.every else
-                                 decode_config(v.quant, v.vocab)) for v in variants if v.quant]
-        plans += [self.build_plan(v.model, "prefill", None if self.every else
-                                  prefill_config(v.prefill))
-                  for v in variants if v.prefill and not v.layers]
-        distinct = {plan[1]: plan for plan in plans}  # one build a folder
-        with ThreadPoolExecutor(max_workers=1 if self.every else 2) as pool:
-            for running in [pool.submit(kv_decoder().build, *plan)
-                            for plan in distinct.values()]:
-                running.result()
+        by_model: dict[int, dict[Path, tuple[Path, Path, dict[str, Any] | None]]] = {}
+        for v in variants:
+            steps = [("decode", decode_config(v.quant, v.vocab))] if v.quant else []
+            if v.prefill and not v.layers:
+                steps.append(("prefill", prefill_config(v.prefill)))
+            for program, config in steps:
+                plan = self.build_plan(v.model, program, None if self.every else config)
+                by_model.setdefault(v.model, {})[plan[1]] = plan  # one build a folder
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            for plans in by_model.values():
+                for running in [pool.submit(kv_decoder().build, *plan)
+                                for plan in plans.values()]:
+                    running.result()
 
     def tokenizer(self, model: int) -> Any:
         return self.base(model).tokenizer
