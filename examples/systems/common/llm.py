@@ -138,6 +138,7 @@ class Llm:
         self.prefills: dict[tuple[int, int], Any] = {}
         self.decoders: dict[tuple[int, int, int, int], Any] = {}
         self.built_prefills: dict[tuple[int, int], BuiltPrefill] = {}
+        self.shortlists: dict[int, np.ndarray] = {}
         self.every = False      # build every variant of the steps (prepare: more than one)
         self.warm: set[tuple[Any, ...]] = set()
 
@@ -152,7 +153,14 @@ class Llm:
             self.bases[model] = m.with_params(jax.device_put(m.params))
         return self.bases[model]
 
-    def shortlist(self, m: Any) -> np.ndarray:
+    def shortlist(self, model: int) -> np.ndarray:
+        """The restricted vocabulary's token ids of `model` (tokenised once: every build
+        plan and the restricted head ask)."""
+        if model not in self.shortlists:
+            self.shortlists[model] = self._shortlist(self.base(model))
+        return self.shortlists[model]
+
+    def _shortlist(self, m: Any) -> np.ndarray:
         tok = m.tokenizer
         texts = list(self.shortlist_texts())
         ids = [np.asarray(e.ids, np.int64)
@@ -172,8 +180,7 @@ class Llm:
                 n = len(whole.params["layers"])
                 self.models[key] = skip_layers(whole, set(range(n - layers, n)))
             elif vocab:
-                self.models[key] = restrict_vocab(self.base(model),
-                                                  self.shortlist(self.base(model)))
+                self.models[key] = restrict_vocab(self.base(model), self.shortlist(model))
             else:
                 self.models[key] = self.base(model)
         return self.models[key]
@@ -199,7 +206,7 @@ class Llm:
         from workloads.packages import cache_dir
 
         name = self.names[model]
-        ids = self.shortlist(self.base(model)).astype(np.int32)
+        ids = self.shortlist(model).astype(np.int32)
         key = hashlib.sha1(ids.tobytes()).hexdigest()[:12]
         folder = cache_dir("systems", f"answer-{name}-L{MAX_LEN}-{key}")
         shortlist = folder / "shortlist.npy"
