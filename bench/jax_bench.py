@@ -28,7 +28,9 @@ variant's vmfb beside its XLA form and keeps the faster, docs/ml.md; `--cpu-back
 builds IREE alone), relL2 and max |err| against exact (the build's), ms a call, x jax.jit and
 x exact (speedups: above 1 is faster), and x best, over the faster of the two, which is the
 speedup that counts; a variant past the build's bound, or that failed to build or to run, is
-flagged; then every variant slower than jax.jit. Everything goes to OUT/results.json.
+flagged; then every variant slower than jax.jit, beside the noise: "jax.jit again", a second
+jax.jit of the same function timed as one more runner (the same executable: how far from 1 a
+ratio comes out by chance in this run). Everything goes to OUT/results.json.
 """
 
 from __future__ import annotations
@@ -61,6 +63,9 @@ APPROXCC = str(Path(sys.executable).parent / "approxcc")
 BUILD_TIMEOUT = 1200      # seconds for one program's build
 TIME_TIMEOUT = 900        # seconds for one program's timing
 JIT = "jax.jit"
+# a second jax.jit of the same function, timed as one more runner: how far apart two runs of
+# one executable come out in this run (the noise a ratio near 1 sits in)
+JIT_AGAIN = "jax.jit again"
 BACKEND_ENV = "APPROXCC_ML_CPU_BACKEND"   # what runs a CPU variant: auto | xla | iree
 EXACT = "exact"
 # approxcc --keep-going's line for a variant IREE could not compile
@@ -115,6 +120,7 @@ class ProgramResult:
     build_s: float | None = None
     jit_ms: float | None = None
     jit_spread: float | None = None
+    jit_again_ms: float | None = None
     variants: list[VariantResult] = field(default_factory=list)
 
     @property
@@ -178,6 +184,8 @@ def apply_timings(prog: ProgramResult, timings: dict[str, Any]) -> None:
     runs = timings.get("runs", {})
     if JIT in runs:
         prog.jit_ms, prog.jit_spread = runs[JIT]["ms"], runs[JIT]["spread"]
+    if JIT_AGAIN in runs:
+        prog.jit_again_ms = runs[JIT_AGAIN]["ms"]
     for v in prog.variants:
         if v.id in runs:
             v.ms, v.spread = runs[v.id]["ms"], runs[v.id]["spread"]
@@ -214,6 +222,9 @@ def program_table(prog: ProgramResult) -> Table:
         return table
     if prog.jit_ms is not None:
         table.add_row(JIT, "xla", "", "", _ms(prog.jit_ms), "1", "", "", "")
+    if prog.jit_ms and prog.jit_again_ms:
+        table.add_row(JIT_AGAIN, "xla", "", "", _ms(prog.jit_again_ms),
+                      _x(prog.jit_ms / prog.jit_again_ms), "", "", "the noise: the same code")
     for v in prog.variants:
         flags = "; ".join(v.flags)
         style = "red" if flags else ("green" if v.x_best and v.x_best > 1 else "")
@@ -363,7 +374,9 @@ def time_one(name: str, args: argparse.Namespace) -> None:
     def call_jit() -> list[np.ndarray]:
         return leaves(jitted(on_device, *inputs))
 
-    runners: dict[str, Any] = {JIT: call_jit}
+    again = jax.jit(afn.fn)
+    runners: dict[str, Any] = {JIT: call_jit,
+                               JIT_AGAIN: lambda: leaves(again(on_device, *inputs))}
     errors: dict[str, str] = {}
     reference = call_jit()
     rel: dict[str, float] = {}
@@ -503,10 +516,12 @@ def report(results: list[ProgramResult]) -> None:
     slow = slower_than_jit(results)
     if slow:
         table = Table(title="slower than jax.jit", title_justify="left")
-        for col in ("program", "variant", "x jax.jit"):
+        for col in ("program", "variant", "x jax.jit", "jax.jit again"):
             table.add_column(col)
+        again = {p.name: p.jit_ms / p.jit_again_ms for p in results
+                 if p.jit_ms and p.jit_again_ms}
         for p, v, x in slow:
-            table.add_row(p, v, _x(x))
+            table.add_row(p, v, _x(x), _x(again.get(p)))
         console.print(table)
     problems = [(p.name, v.name, "; ".join(v.flags)) for p in results for v in p.variants
                 if v.flags]

@@ -51,7 +51,8 @@ MANIFEST = {"functions": {"f": {
     ]}}}
 STDERR = ("m.py:3:2: warning: variant <quant=int8,skip=(1)> of 'f' for target cpu: failed to "
           "legalize operation 'stablehlo.custom_call' (not built; --keep-going)\n")
-TIMINGS = {"runs": {"jax.jit": {"ms": 2.0, "spread": 0.1}, "f.v0": {"ms": 4.0, "spread": 0.2},
+TIMINGS = {"runs": {"jax.jit": {"ms": 2.0, "spread": 0.1},
+                    "jax.jit again": {"ms": 2.1, "spread": 0.1}, "f.v0": {"ms": 4.0, "spread": 0.2},
                     "f.v1": {"ms": 1.0, "spread": 0.1}, "f.v2": {"ms": 3.0, "spread": 0.1}},
            "relL2": {"f.v0": 1e-7, "f.v1": 0.01, "f.v2": 2.5}, "errors": {}}
 
@@ -94,6 +95,8 @@ def test_table_and_json(result, bench):
     assert "jax.jit" in text and "quant=int8" in text and "past the build's bound" in text
     row = next(line for line in text.splitlines() if re.search(r"\bquant=int8\b.*xla", line))
     assert "2.00" in row and "4.00" in row           # x jax.jit, x exact
+    again = next(line for line in text.splitlines() if "jax.jit again" in line)
+    assert "0.95" in again and "the noise" in again  # 2.0 / 2.1: the same code, twice
     data = json.loads(json.dumps(bench.to_json([result], {"date": "today"})))
     assert data["date"] == "today"
     [prog] = data["programs"]

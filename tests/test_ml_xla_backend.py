@@ -99,6 +99,15 @@ def test_an_xla_variant_gives_what_jax_jit_gives(forced: Path) -> None:
     np.testing.assert_allclose(np.asarray(on_device), want, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(solve(jax.numpy.asarray(inputs[0])), want,
                                rtol=1e-4, atol=1e-5)   # a jax.Array input
+    # inputs off the usual path (a C-ordered array of the build's dtype), checked one by one
+    y = inputs[0]
+    for unusual in (y.astype(np.float64), np.asfortranarray(y), np.repeat(y, 2, 1)[:, ::2],
+                    y.tolist()):
+        np.testing.assert_allclose(solve(unusual), want, rtol=1e-4, atol=1e-5)
+    with pytest.raises(TypeError, match=r"solve\(\) takes 1 input\(s\)"):
+        solve(y, y)
+    with pytest.raises(ValueError, match=r"input 0 has shape \[8, 32\]"):
+        solve(y.T.copy())
 
 
 def test_the_bf16_variant_runs_through_xla_as_through_iree(forced: Path) -> None:
@@ -112,6 +121,11 @@ def test_the_bf16_variant_runs_through_xla_as_through_iree(forced: Path) -> None
     assert iree_prog.solve.backend(iree_prog.solve.variant(*inputs)) == "iree"
     via_iree = iree_prog.solve(*inputs)
     np.testing.assert_allclose(via_xla, via_iree, rtol=0.05, atol=0.02)
+    # one backend's device array into the other's variant: through the host
+    np.testing.assert_array_equal(prog.solve(iree_prog.solve.on_device(*inputs)),
+                                  prog.solve(via_iree))
+    np.testing.assert_array_equal(iree_prog.solve(prog.solve.on_device(*inputs)),
+                                  iree_prog.solve(via_xla))
 
 
 def test_an_iree_build_has_no_xla_form(tmp_path: Path) -> None:

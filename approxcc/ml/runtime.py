@@ -81,7 +81,7 @@ def _has_device(driver: str) -> bool:
 @dataclass
 class _Loaded:
     invoke: Any                 # iree.runtime.FunctionInvoker (its weights are parameters)
-    input_args: list[int]       # or an XlaRunner (every input)
+    input_args: list[int] | None   # or an XlaRunner (None: every input)
     backend: str = "iree"
 
 
@@ -173,10 +173,8 @@ class _Call:
 
 
 def _host(out: Any) -> np.ndarray:
-    """A variant's output as a read-only numpy array. XLA's (a `jax.Array`) is viewed, not
-    copied: the view keeps its buffer alive and nothing reuses it (a copy cost about 25 µs an
-    output, what set the exact build behind `jax.jit`). IREE's is copied: a view of its
-    buffer is overwritten once IREE reuses it, and a slice of it does not keep it alive."""
+    """An IREE output as a read-only numpy array: copied, for a view of its buffer is
+    overwritten once IREE reuses it, and a slice of it does not keep it alive."""
     host = np.asarray(out).copy() if isinstance(out, ireert.DeviceArray) else np.asarray(out)
     host.setflags(write=False)
     return host
@@ -201,6 +199,10 @@ class MLFunction:
         self._dispatches = {tuple(d["static"][k] for k in self._static): d
                             for d in entry["dispatches"] if program.target in d["vmfb"]}
         self._loaded: dict[tuple[str, str], _Loaded] = {}
+        # per input, the (shape, dtype) of the usual numpy array (no shape where symbolic)
+        self._tuple = entry["output_kind"] == "tuple"
+        self._usual = [(tuple(s["shape"]) if all(isinstance(d, int) for d in s["shape"])
+                        else None, np.dtype(s["dtype"])) for s in entry["inputs"]]
         # what every call runs while no knob is a decision tree: the choice, and so the
         # variant and its loaded form, is the same whatever the inputs (found on the first
         # call, then reused: a call then costs what jax.jit's dispatch costs)
@@ -243,31 +245,51 @@ class MLFunction:
 
     def __call__(self, *inputs: Any) -> Any:
         """The outputs, as read-only numpy arrays (immutable, as `jax.jit`'s are)."""
-        host = tuple(_host(o) for o in self._run(inputs))
-        return host if self.entry["output_kind"] == "tuple" else host[0]
+        outs, backend = self._run(inputs)
+        # XLA's viewed (np.asarray of a jax.Array: read-only, its buffer kept alive by the
+        # view; a copy cost about 25 us an output); IREE's copied (`_host`)
+        host = tuple(map(np.asarray if backend == "xla" else _host, outs))
+        return host if self._tuple else host[0]
 
     def on_device(self, *inputs: Any) -> Any:
         """The outputs, as device arrays (`iree.runtime.DeviceArray`; `jax.Array` for a
         variant run by XLA): passed back as inputs they are not copied (a KV cache stays on
         the device between calls)."""
-        outs = self._run(inputs)
-        return outs if self.entry["output_kind"] == "tuple" else outs[0]
+        outs, _ = self._run(inputs)
+        return outs if self._tuple else outs[0]
 
-    def _run(self, inputs: tuple[Any, ...]) -> tuple[Any, ...]:
+    def _run(self, inputs: tuple[Any, ...]) -> tuple[tuple[Any, ...], str]:
+        """The outputs of the call on `inputs`, and the backend that ran it. A few
+        microseconds of Python here cost tens in a program that calls back to back
+        (measured: the worker threads go idle between calls), so the usual inputs
+        (C-ordered numpy arrays of the build's dtypes and static shapes) are taken in a few
+        attribute reads, and the rest checked one by one."""
+        arrays = [x for x, (shape, dtype) in zip(inputs, self._usual, strict=False)
+                  if type(x) is np.ndarray and x.shape == shape and x.dtype == dtype and
+                  x.flags.c_contiguous]
+        usual = len(arrays) == len(inputs) == len(self._usual)
+        if not usual:
+            arrays = self._inputs(inputs)
+        call = self._fixed or self._call(arrays)
+        loaded = self._load(call.runs)   # (loaded each time: the build switches backends)
+        if not usual:   # a device array of the other backend: through the host
+            theirs = jax_array() if loaded.backend == "iree" else ireert.DeviceArray
+            arrays = [np.asarray(x) if isinstance(x, theirs) else x for x in arrays]
+        if loaded.input_args is not None:
+            arrays = [arrays[i] for i in loaded.input_args]
+        result = loaded.invoke(*arrays, *call.tree_args)
+        self.last_variant, self.last_entry = call.variant, call.entry
+        return (tuple(result) if isinstance(result, tuple | list) else (result,),
+                loaded.backend)
+
+    def _inputs(self, inputs: tuple[Any, ...]) -> list[Any]:
+        """`inputs` checked against the build's, one by one (`_input`)."""
         sigs = self.entry["inputs"]
         if len(inputs) != len(sigs):
             raise TypeError(f"{self.name}() takes {len(sigs)} input(s) (weights are "
                             f"resident), got {len(inputs)}")
-        arrays = [_input(self.name, i, x, sig) for i, (x, sig) in
-                  enumerate(zip(inputs, sigs, strict=True))]
-        call = self._fixed or self._call(arrays)
-        loaded = self._load(call.runs)   # (loaded each time: the build switches backends)
-        if loaded.backend == "iree":
-            arrays = [x if isinstance(x, ireert.DeviceArray | np.ndarray) else
-                      np.asarray(x) for x in arrays]   # a jax.Array of an XLA variant
-        result = loaded.invoke(*(arrays[i] for i in loaded.input_args), *call.tree_args)
-        self.last_variant, self.last_entry = call.variant, call.entry
-        return tuple(result) if isinstance(result, tuple | list) else (result,)
+        return [_input(self.name, i, x, sig) for i, (x, sig) in
+                enumerate(zip(inputs, sigs, strict=True))]
 
     def _call(self, arrays: list[Any]) -> _Call:
         """What this call runs: the variant the knobs choose on `arrays`, or the dispatch
@@ -322,9 +344,8 @@ class MLFunction:
         vid = variant["id"]
         if backend == "xla":
             if (vid, "xla") not in self._loaded:
-                self._loaded[(vid, "xla")] = _Loaded(
-                    XlaRunner(self.program.root, variant),
-                    list(range(len(self.entry["inputs"]))), "xla")
+                self._loaded[(vid, "xla")] = _Loaded(XlaRunner(self.program.root, variant),
+                                                     None, "xla")
             return self._loaded[(vid, "xla")]
         target = self.program.target
         if target not in variant["vmfb"]:
@@ -367,8 +388,7 @@ def _label(knob: Mapping[str, Any], value: int | None) -> Any:
 def _input(fn: str, i: int, x: Any, sig: Mapping[str, Any]) -> Any:
     """`x` as the build's input `i`: a numpy array, or a device array (IREE's, or a
     jax.Array an XLA variant returned) as it is."""
-    jax = sys.modules.get("jax")   # loaded where an XLA variant ran
-    if isinstance(x, ireert.DeviceArray) or (jax is not None and isinstance(x, jax.Array)):
+    if isinstance(x, ireert.DeviceArray | jax_array()):
         if not _fits(x.shape, sig) or str(x.dtype) != sig["dtype"]:
             raise ValueError(f"{fn}(): input {i} is a {x.dtype}{list(x.shape)} device array, "
                              f"the build has {sig['dtype']}{_shape(sig)}")
@@ -378,6 +398,12 @@ def _input(fn: str, i: int, x: Any, sig: Mapping[str, Any]) -> Any:
         raise ValueError(f"{fn}(): input {i} has shape {list(a.shape)}, the build has "
                          f"{_shape(sig)}")
     return a
+
+
+def jax_array() -> type:
+    """`jax.Array`, where jax was imported (an XLA variant ran), else a type nothing is."""
+    jax = sys.modules.get("jax")
+    return jax.Array if jax is not None else type(None)
 
 
 def _shape(sig: Mapping[str, Any]) -> str:
