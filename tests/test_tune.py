@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -626,3 +627,24 @@ def test_a_piped_report_prints_whole_rows(tmp_path: Path) -> None:
         budget = f"{pick['qos']['budget']:.1%}"
         assert any(line.split()[1:2] == [budget] and line.rstrip(" │|").endswith(knobs)
                    for line in lines if len(line.split()) > 1), (knobs, done.stdout)
+
+
+class _Slow(Synthetic):
+    """Synthetic, 50 ms a run: screening's ten configurations take about a second."""
+
+    def run(self, input: str, config_path: Path | None, workdir: Path,
+            timeout: float) -> RunResult:
+        time.sleep(0.05)
+        return super().run(input, config_path, workdir, timeout)
+
+
+def test_a_time_limit_too_short_to_screen_every_knob_says_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a system whose evaluation takes a minute, tuned for minutes: the searches would start
+    # from a few knobs' screening without a word (rag_kb, --time-limit 8m: 3 of 19)
+    tune(_Slow(), TuneOptions([0.05], tmp_path, time_limit="1s", mode="static",
+                              confirm_repeats=0), Console(quiet=True))
+    err = capsys.readouterr().err
+    assert re.search(r"warning: screening measured [1-9] of 10 single-knob configurations in "
+                     r"half the time limit \(0.5 s, 0.\d+ s each\): the searches start without the "
+                     r"rest; --time-limit 1m or more screens every knob", err), err

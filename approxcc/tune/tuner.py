@@ -12,6 +12,7 @@ committed by this process as it finishes.
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -23,7 +24,7 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.table import Table
 
-from approxcc.diagnostics import CompileError
+from approxcc.diagnostics import CompileError, warn
 from approxcc.tune.application import Application
 from approxcc.tune.db import Evaluation, ResultsDB
 from approxcc.tune.engine import Engine, InProcess, Outcome, Task
@@ -186,9 +187,12 @@ class Tuner:
                 self.screened = len(configs)
                 # at most half the time (as --max-evals gives it at most half the
                 # evaluations): the searches, which combine the knobs, get the rest
-                self.evaluate_many(configs, "tune", phase="screening", mode="static",
-                                   budget=None,
-                                   deadline=time.monotonic() + self.opts.time_limit / 2)
+                started, before = time.monotonic(), self.progress.cached
+                done = self.evaluate_many(configs, "tune", phase="screening",
+                                          mode="static", budget=None,
+                                          deadline=started + self.opts.time_limit / 2)
+                self.screening_cut(len(done), len(configs), len(done) - (
+                    self.progress.cached - before), time.monotonic() - started)
             if self.starts:
                 self.progress.phase = "starting points"
                 self.evaluate_many(self.starts, "tune", phase="screening", mode="static",
@@ -198,6 +202,19 @@ class Tuner:
                 self.confirm()
             self.progress.phase = "validation"
             self.validate()
+
+    def screening_cut(self, done: int, wanted: int, measured: int, seconds: float) -> None:
+        """Says so where the time limit's half cut screening short: the searches then start
+        without the knobs it did not reach (a system whose evaluation takes a minute screens
+        a few knobs in a limit of minutes, and the picks come from those alone)."""
+        if done >= wanted or not measured or self.opts.max_evals is not None:
+            return
+        each = seconds / measured
+        need = 2 * each * (wanted - done + measured)
+        warn(f"screening measured {done} of {wanted} single-knob configurations in half the "
+             f"time limit ({self.opts.time_limit / 2:.3g} s, {each:.2g} s each): the "
+             f"searches start without the rest; --time-limit {math.ceil(need / 60)}m or more "
+             "screens every knob")
 
     def clock(self) -> float:
         """Seconds of tuning so far, over every session of the run."""
