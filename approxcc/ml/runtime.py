@@ -199,8 +199,8 @@ class MLFunction:
         self._dispatches = {tuple(d["static"][k] for k in self._static): d
                             for d in entry["dispatches"] if program.target in d["vmfb"]}
         self._loaded: dict[tuple[str, str], _Loaded] = {}
-        # per input, the (shape, dtype) of the usual numpy array (no shape where symbolic)
         self._tuple = entry["output_kind"] == "tuple"
+        # per input, the (shape, dtype) of the usual numpy array (no shape where symbolic)
         self._usual = [(tuple(s["shape"]) if all(isinstance(d, int) for d in s["shape"])
                         else None, np.dtype(s["dtype"])) for s in entry["inputs"]]
         # what every call runs while no knob is a decision tree: the choice, and so the
@@ -273,7 +273,7 @@ class MLFunction:
         call = self._fixed or self._call(arrays)
         loaded = self._load(call.runs)   # (loaded each time: the build switches backends)
         if not usual:   # a device array of the other backend: through the host
-            theirs = jax_array() if loaded.backend == "iree" else ireert.DeviceArray
+            theirs = _jax_array() if loaded.backend == "iree" else ireert.DeviceArray
             arrays = [np.asarray(x) if isinstance(x, theirs) else x for x in arrays]
         if loaded.input_args is not None:
             arrays = [arrays[i] for i in loaded.input_args]
@@ -388,7 +388,7 @@ def _label(knob: Mapping[str, Any], value: int | None) -> Any:
 def _input(fn: str, i: int, x: Any, sig: Mapping[str, Any]) -> Any:
     """`x` as the build's input `i`: a numpy array, or a device array (IREE's, or a
     jax.Array an XLA variant returned) as it is."""
-    if isinstance(x, ireert.DeviceArray | jax_array()):
+    if isinstance(x, ireert.DeviceArray | _jax_array()):
         if not _fits(x.shape, sig) or str(x.dtype) != sig["dtype"]:
             raise ValueError(f"{fn}(): input {i} is a {x.dtype}{list(x.shape)} device array, "
                              f"the build has {sig['dtype']}{_shape(sig)}")
@@ -400,7 +400,7 @@ def _input(fn: str, i: int, x: Any, sig: Mapping[str, Any]) -> Any:
     return a
 
 
-def jax_array() -> type:
+def _jax_array() -> type:
     """`jax.Array`, where jax was imported (an XLA variant ran), else a type nothing is."""
     jax = sys.modules.get("jax")
     return jax.Array if jax is not None else type(None)
