@@ -18,10 +18,12 @@ Per program of the table:
    undecorated function (weights put on the device once, as the IREE runtime keeps them),
    the exact IREE variant and every other variant (`approxcc.ml.runtime.load` with the
    variant's configuration) run on the example inputs, each returning numpy arrays; after
-   two warm-up calls each, `--rounds` rounds, every runner in turn (the order rotating
+   two warm-up calls each, `--rounds` rounds, every runner in turn (in an order shuffled
    from round to round so that load from other processes hits them alike), each round a
    batch of calls of at least `--batch` seconds; the time of a call is a batch's over its
-   calls, the figure the median over rounds.
+   calls, the figure the median over rounds; a ratio of two runners (x jax.jit, x exact) is
+   the median over rounds of the ratio within a round (the two timed seconds apart, so a
+   minute of load from elsewhere moves both alike).
 
 Printed per program and variant: what runs it on the CPU ("on": the build times a
 variant's vmfb beside its XLA form and keeps the faster, docs/ml.md; `--cpu-backend iree`
@@ -42,6 +44,7 @@ import json
 import math
 import os
 import platform
+import random
 import re
 import statistics
 import subprocess
@@ -87,7 +90,7 @@ class VariantResult:
     broken: bool = False
     ms: float | None = None       # median time of a call
     spread: float | None = None   # (max - min) / median over the rounds
-    x_jit: float | None = None    # jax.jit's time over this one's
+    x_jit: float | None = None    # jax.jit's time over this one's (`paired`)
     x_exact: float | None = None
     x_best: float | None = None   # over the faster of jax.jit and exact
     bench_relL2: float | None = None   # against jax.jit's outputs in the timing process
@@ -121,6 +124,7 @@ class ProgramResult:
     jit_ms: float | None = None
     jit_spread: float | None = None
     jit_again_ms: float | None = None
+    jit_again_x: float | None = None   # jax.jit's time over its own again: the noise
     variants: list[VariantResult] = field(default_factory=list)
 
     @property
@@ -186,6 +190,7 @@ def apply_timings(prog: ProgramResult, timings: dict[str, Any]) -> None:
         prog.jit_ms, prog.jit_spread = runs[JIT]["ms"], runs[JIT]["spread"]
     if JIT_AGAIN in runs:
         prog.jit_again_ms = runs[JIT_AGAIN]["ms"]
+        prog.jit_again_x = paired(runs.get(JIT), runs[JIT_AGAIN])
     for v in prog.variants:
         if v.id in runs:
             v.ms, v.spread = runs[v.id]["ms"], runs[v.id]["spread"]
@@ -194,14 +199,23 @@ def apply_timings(prog: ProgramResult, timings: dict[str, Any]) -> None:
         if v.id in timings.get("errors", {}):
             v.error = timings["errors"][v.id]
     exact = prog.exact
-    exact_ms = exact.ms if exact else None
-    known = [t for t in (prog.jit_ms, exact_ms) if t]
-    best = min(known) if known else None
     for v in prog.variants:
         if v.ms:
-            v.x_jit = prog.jit_ms / v.ms if prog.jit_ms else None
-            v.x_exact = exact_ms / v.ms if exact_ms else None
-            v.x_best = best / v.ms if best else None
+            v.x_jit = paired(runs.get(JIT), runs[v.id])
+            v.x_exact = paired(runs.get(exact.id), runs[v.id]) if exact else None
+            known = [x for x in (v.x_jit, v.x_exact) if x is not None]
+            v.x_best = min(known) if known else None   # over the faster of the two
+
+
+def paired(base: dict[str, Any] | None, run: dict[str, Any]) -> float | None:
+    """`base`'s time over `run`'s (runners' timings): the median over rounds of the ratio
+    within a round where both have their rounds' times, else the ratio of the medians."""
+    if not base or not base.get("ms") or not run.get("ms"):
+        return None
+    if base.get("rounds") and run.get("rounds"):
+        return statistics.median(b / r for b, r in zip(base["rounds"], run["rounds"],
+                                                       strict=True))
+    return base["ms"] / run["ms"]
 
 
 def slower_than_jit(results: list[ProgramResult]) -> list[tuple[str, str, float]]:
@@ -222,9 +236,9 @@ def program_table(prog: ProgramResult) -> Table:
         return table
     if prog.jit_ms is not None:
         table.add_row(JIT, "xla", "", "", _ms(prog.jit_ms), "1", "", "", "")
-    if prog.jit_ms and prog.jit_again_ms:
+    if prog.jit_again_x:
         table.add_row(JIT_AGAIN, "xla", "", "", _ms(prog.jit_again_ms),
-                      _x(prog.jit_ms / prog.jit_again_ms), "", "", "the noise: the same code")
+                      _x(prog.jit_again_x), "", "", "the noise: the same code")
     for v in prog.variants:
         flags = "; ".join(v.flags)
         style = "red" if flags else ("green" if v.x_best and v.x_best > 1 else "")
@@ -412,7 +426,8 @@ def _rel_l2(got: list[Any], ref: list[Any]) -> float:
 
 
 def measure(runners: dict[str, Any], rounds: int, batch: float) -> dict[str, dict[str, float]]:
-    """Per runner: the median time of a call (ms) over `rounds` rounds, and the spread."""
+    """Per runner: the median time of a call (ms) over `rounds` rounds, the spread, and the
+    time of each round."""
     calls: dict[str, int] = {}
     for name, run in runners.items():
         run()                                   # compile / load
@@ -422,8 +437,10 @@ def measure(runners: dict[str, Any], rounds: int, batch: float) -> dict[str, dic
         calls[name] = max(1, math.ceil(batch / max(once, 1e-6)))
     samples: dict[str, list[float]] = {name: [] for name in runners}
     names = list(runners)
-    for r in range(rounds):
-        for name in names[r % len(names):] + names[:r % len(names)]:
+    order = random.Random(0)
+    for _ in range(rounds):
+        order.shuffle(names)
+        for name in names:
             run, n = runners[name], calls[name]
             start = time.perf_counter()
             for _ in range(n):
@@ -433,7 +450,7 @@ def measure(runners: dict[str, Any], rounds: int, batch: float) -> dict[str, dic
     for name, times in samples.items():
         med = statistics.median(times)
         out[name] = {"ms": med, "spread": (max(times) - min(times)) / med if med else 0.0,
-                     "calls_per_round": calls[name]}
+                     "calls_per_round": calls[name], "rounds": times}
     return out
 
 
@@ -467,8 +484,8 @@ def main() -> int:
                         help="folder of the repositories' git directories "
                              "(bench/jax_corpus.toml)")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="these programs only")
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--batch", type=float, default=0.2,
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--batch", type=float, default=0.1,
                         help="seconds of calls per runner and round (at least one call)")
     parser.add_argument("--no-build", action="store_true",
                         help="time the builds already in OUT (build those missing)")
@@ -518,8 +535,7 @@ def report(results: list[ProgramResult]) -> None:
         table = Table(title="slower than jax.jit", title_justify="left")
         for col in ("program", "variant", "x jax.jit", "jax.jit again"):
             table.add_column(col)
-        again = {p.name: p.jit_ms / p.jit_again_ms for p in results
-                 if p.jit_ms and p.jit_again_ms}
+        again = {p.name: p.jit_again_x for p in results if p.jit_again_x}
         for p, v, x in slow:
             table.add_row(p, v, _x(x), _x(again.get(p)))
         console.print(table)

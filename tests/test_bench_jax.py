@@ -78,6 +78,23 @@ def test_speedups_over_jit_exact_and_the_faster(result):
     assert skip.x_best == pytest.approx(2 / 3)
 
 
+def test_a_ratio_is_the_median_of_the_ratios_within_a_round(bench):
+    """Load from elsewhere that slows a whole round moves both runners of it alike: the
+    ratio within a round keeps 1 where the ratio of the medians would not."""
+    jit = {"ms": 2.0, "spread": 1.0, "rounds": [1.0, 2.0, 2.0, 4.0, 4.0]}
+    same = {"ms": 4.0, "spread": 1.0, "rounds": [1.0, 2.0, 4.0, 4.0, 4.0]}
+    assert bench.paired(jit, same) == pytest.approx(1.0)
+    assert bench.paired({"ms": 2.0}, {"ms": 4.0}) == pytest.approx(0.5)   # no rounds
+    assert bench.paired(None, same) is None
+    timings = {"runs": {"jax.jit": jit, "jax.jit again": same, "f.v0": same,
+                        "f.v1": {"ms": 1.0, "spread": 0.0, "rounds": [0.5, 1.0, 1.0, 2.0, 2.0]}}}
+    prog = bench.summarize(bench.ProgramResult("demo", "r/r", "a" * 40, ["x.py"], ["m"]),
+                           MANIFEST, "f", timings, STDERR)
+    exact, int8 = prog.variants[:2]
+    assert prog.jit_again_x == pytest.approx(1.0) and exact.x_jit == pytest.approx(1.0)
+    assert int8.x_jit == pytest.approx(2.0) and int8.x_exact == pytest.approx(2.0)
+
+
 def test_flags_past_bound_and_not_built(result, bench):
     exact, int8, skip, unbuilt = result.variants
     assert exact.flags == [] and int8.flags == []

@@ -104,6 +104,12 @@ def test_an_xla_variant_gives_what_jax_jit_gives(forced: Path) -> None:
     for unusual in (y.astype(np.float64), np.asfortranarray(y), np.repeat(y, 2, 1)[:, ::2],
                     y.tolist()):
         np.testing.assert_allclose(solve(unusual), want, rtol=1e-4, atol=1e-5)
+    # dtypes the fixed executable refuses: converted as `_input` converts them
+    for other in (y.astype(np.float16), np.round(4 * y).astype(np.int32)):
+        np.testing.assert_allclose(
+            solve(other), jax.jit(fn.afn.fn)(fn.weights, other.astype(np.float32)),
+            rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(solve(y), want, rtol=1e-4, atol=1e-5)
     with pytest.raises(TypeError, match=r"solve\(\) takes 1 input\(s\)"):
         solve(y, y)
     with pytest.raises(ValueError, match=r"input 0 has shape \[8, 32\]"):

@@ -39,7 +39,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -514,19 +514,10 @@ def _choose_backend(prog: Any, fn: DecoratedFunction, variant: dict[str, Any],
     runtime_fn = prog.functions[fn.name]
     prog.configure({"approxcc": "1", "knobs": {k: {"value": v} for k, v in
                                                variant["choice"].items() if v is not None}})
-
-    def run(backend: str) -> Any:
-        def call() -> Any:
-            variant["backend"] = {CHECK_TARGET: backend}
-            return runtime_fn(*inputs)
-        return call
-
-    failed: dict[str, Exception] = {}
-    for backend in ("iree", "xla"):   # each once: which one runs at all
-        try:
-            run(backend)()
-        except Exception as err:  # noqa: BLE001 - a backend that cannot run the variant
-            failed[backend] = err
+    try:
+        failed, times = _backend_times(runtime_fn, inputs, budget_s)
+    finally:
+        runtime_fn.use_backend(None)
     if failed:   # the one that runs runs it (both failing: IREE, and the check says so)
         works = "xla" if "iree" in failed and "xla" not in failed else "iree"
         err = failed["xla" if works == "iree" and "xla" in failed else "iree"]
@@ -537,7 +528,6 @@ def _choose_backend(prog: Any, fn: DecoratedFunction, variant: dict[str, Any],
              responsible_loc(fn, variant["choice"]))
         variant["backend"] = {CHECK_TARGET: works}
         return
-    times = xla.side_by_side({b: run(b) for b in ("iree", "xla")}, budget_s)
     variant["time_ms"] = times
     if mode != "auto":
         chosen = mode
@@ -546,6 +536,27 @@ def _choose_backend(prog: Any, fn: DecoratedFunction, variant: dict[str, Any],
     else:
         chosen = xla.faster(times)
     variant["backend"] = {CHECK_TARGET: chosen}
+
+
+def _backend_times(runtime_fn: Any, inputs: list[Any],
+                   budget_s: float) -> tuple[dict[str, Exception], dict[str, float]]:
+    """The configured variant of `runtime_fn` run by each CPU backend: the error of each
+    that cannot run it, else both timed side by side (median ms)."""
+    def run(backend: str) -> Callable[[], Any]:
+        def call() -> Any:
+            runtime_fn.use_backend(backend)
+            return runtime_fn(*inputs)
+        return call
+
+    failed: dict[str, Exception] = {}
+    for backend in ("iree", "xla"):   # each once: which one runs at all
+        try:
+            run(backend)()
+        except Exception as err:  # noqa: BLE001 - a backend that cannot run the variant
+            failed[backend] = err
+    if failed:
+        return failed, {}
+    return {}, xla.side_by_side({b: run(b) for b in ("iree", "xla")}, budget_s)
 
 
 def _bound(fn: DecoratedFunction, choice: Mapping[str, int | None],

@@ -136,7 +136,7 @@ class Program:
         self._parameters.clear()
         for fn in self.functions.values():
             fn._loaded.clear()
-            fn._fixed = None
+            fn._forget()
 
     def _module(self, variant: Mapping[str, Any]) -> Any:
         """The `main` of the variant's vmfb in a context serving its weights (one context per
@@ -205,8 +205,13 @@ class MLFunction:
                         else None, np.dtype(s["dtype"])) for s in entry["inputs"]]
         # what every call runs while no knob is a decision tree: the choice, and so the
         # variant and its loaded form, is the same whatever the inputs (found on the first
-        # call, then reused: a call then costs what jax.jit's dispatch costs)
+        # call, then reused)
         self._fixed: _Call | None = None
+        # where that is an XLA variant and every input has a static shape: its jitted
+        # executable, called with the inputs as they come (`_fast_outputs`)
+        self._fast: Callable[..., list[Any]] | None = None
+        self._static_shapes = all(shape is not None for shape, _ in self._usual)
+        self._forced: str | None = None   # the backend of every variant (`use_backend`)
 
     def configure(self, settings: dict[str, KnobSetting]) -> None:
         """Takes the function's knob settings; thresholds become float32 here, once (the
@@ -215,7 +220,18 @@ class MLFunction:
         self._thresholds = {name: np.asarray(s.thresholds, np.float32)
                             for name, s in settings.items() if s.thresholds is not None}
         self._bounds = {name: t.tolist() for name, t in self._thresholds.items()}
+        self._forget()
+
+    def use_backend(self, backend: str | None) -> None:
+        """Runs every variant on `backend` ("xla" or "iree"; None: the build's choice per
+        variant): the build times a variant's two forms side by side this way."""
+        self._forced = backend
+        self._forget()
+
+    def _forget(self) -> None:
+        """Drops what the calls found fixed (a new configuration, backend or release)."""
         self._fixed = None
+        self._fast = None
 
     def choice(self, *inputs: Any) -> dict[str, int | None]:
         """The knob values this call runs with (evaluating state functions)."""
@@ -245,6 +261,10 @@ class MLFunction:
 
     def __call__(self, *inputs: Any) -> Any:
         """The outputs, as read-only numpy arrays (immutable, as `jax.jit`'s are)."""
+        outs = self._fast_outputs(inputs)
+        if outs is not None:
+            host = tuple(map(np.asarray, outs))
+            return host if self._tuple else host[0]
         outs, backend = self._run(inputs)
         # XLA's viewed (np.asarray of a jax.Array: read-only, its buffer kept alive by the
         # view; a copy cost about 25 us an output); IREE's copied (`_host`)
@@ -255,8 +275,25 @@ class MLFunction:
         """The outputs, as device arrays (`iree.runtime.DeviceArray`; `jax.Array` for a
         variant run by XLA): passed back as inputs they are not copied (a KV cache stays on
         the device between calls)."""
-        outs, _ = self._run(inputs)
+        outs = self._fast_outputs(inputs)
+        if outs is None:
+            outs, _ = self._run(inputs)
         return outs if self._tuple else outs[0]
+
+    def _fast_outputs(self, inputs: tuple[Any, ...]) -> list[Any] | None:
+        """The outputs by the fixed XLA executable, given the inputs as they come (None: no
+        such executable, or it refused them). A microsecond of Python between two calls of
+        a sub-millisecond function costs tens in the next one (XLA's worker threads go idle:
+        measured), so this path checks nothing itself: jax converts numpy inputs as `_input`
+        does (dtype, order) and the exported function refuses any other static shape or
+        dtype; whatever it refuses goes through `_run`, whose checks say why."""
+        fast = self._fast
+        if fast is None:
+            return None
+        try:
+            return fast(*inputs)
+        except Exception:  # noqa: BLE001 - refused: `_run` checks the inputs and says why
+            return None
 
     def _run(self, inputs: tuple[Any, ...]) -> tuple[tuple[Any, ...], str]:
         """The outputs of the call on `inputs`, and the backend that ran it. A few
@@ -279,6 +316,8 @@ class MLFunction:
             arrays = [arrays[i] for i in loaded.input_args]
         result = loaded.invoke(*arrays, *call.tree_args)
         self.last_variant, self.last_entry = call.variant, call.entry
+        if call is self._fixed and loaded.backend == "xla" and self._static_shapes:
+            self._fast = loaded.invoke.bound
         return (tuple(result) if isinstance(result, tuple | list) else (result,),
                 loaded.backend)
 
@@ -334,10 +373,9 @@ class MLFunction:
     def backend(self, variant: Mapping[str, Any]) -> str:
         """What runs `variant` on this program's device: "xla" (its XLA form, on a CPU
         driver where the build chose it) or "iree"."""
-        if self.program.target == "cpu" and "xla" in variant and \
-                variant.get("backend", {}).get("cpu") == "xla":
-            return "xla"
-        return "iree"
+        if self.program.target != "cpu" or "xla" not in variant:
+            return "iree"
+        return self._forced or variant.get("backend", {}).get("cpu", "iree")
 
     def _load(self, variant: Mapping[str, Any], backend: str | None = None) -> _Loaded:
         backend = backend or self.backend(variant)

@@ -15,6 +15,7 @@ GPU driver runs its vmfb.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import statistics
@@ -89,12 +90,13 @@ class XlaRunner:
         # the outputs flattened when traced, not per call: a few microseconds of Python
         # between two calls cost tens in the next one (measured: XLA's worker threads go
         # idle), what set the exact build a few percent behind jax.jit
-        self._call = jax.jit(lambda weights, *args: jax.tree.leaves(exported.call(weights,
-                                                                                  *args)))
+        call = jax.jit(lambda weights, *args: jax.tree.leaves(exported.call(weights, *args)))
+        # called with the inputs only, in jax.jit's compiled dispatch (no Python frame)
+        self.bound = functools.partial(call, self.weights)
 
     def __call__(self, *inputs: Any) -> list[Any]:
         """`inputs`: numpy arrays or jax.Arrays."""
-        return self._call(self.weights, *inputs)
+        return self.bound(*inputs)
 
 
 def weight_slots(kept: Sequence[int], n_stored: int, slots: Sequence[int]) -> list[int | None]:
