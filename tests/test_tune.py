@@ -304,6 +304,32 @@ def test_a_budget_whose_pick_fails_the_held_out_inputs_ships_the_tighter_pick() 
         (0.06, None, "no configuration holds 6% with its margin: exact"), (0.09, 0.09, None)]
 
 
+def test_a_pick_within_budget_on_check_by_luck_does_not_ship() -> None:
+    """A pick whose check loss is within the budget but whose answers changed both ways
+    there has a bound past it: the tighter pick ships, and the file and warning say why."""
+    from types import SimpleNamespace
+
+    from approxcc.tune.picks import Confirmed, Pick, Spread
+    from approxcc.tune.report import Row, shipped
+
+    def row(budget: float, value: int, check_bound: float, questions: int = 93) -> Row:
+        check = Confirmed({"k": {"value": value}}, str(value), Spread.of([2.0]),
+                          Spread.of([0.01]), check_bound, 2, questions)
+        pick = Pick(budget, {"k": {"value": value}}, str(value), None, check, None)
+        return Row(pick, Spread.of([2.0]), Spread.of([0.0]), Spread.of([2.0]),
+                   Spread.of([0.01]))
+
+    run = SimpleNamespace(options={"held_out": "check"}, budgets=[0.03, 0.06])
+    three, six = row(0.03, 1, 0.025), row(0.06, 2, 0.071)
+    assert three.ships and not six.ships and not six.over_budget
+    assert [(s.budget, s.row.pick.config["k"]["value"], s.fallback)
+            for s in shipped(run, [six, three])] == [
+        (0.03, 1, None), (0.06, 1, "the 6% pick's loss bound on check is 7.1%")]
+    # from a handful of held-out inputs the bound is as wide as their spread: not used
+    few = row(0.06, 2, 0.071, questions=4)
+    assert few.ships and few.held_out_bound is None
+
+
 def test_the_pick_keeps_a_margin_from_the_spread_over_inputs() -> None:
     from approxcc.tune.db import Confirmation, Evaluation
     from approxcc.tune.picks import choose

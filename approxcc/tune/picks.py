@@ -19,8 +19,11 @@ must hold on inputs the tuner never saw. So, per budget:
    what it loses, and the spread both, where a loss clipped at 0 input by input would count
    only the losses and call every change of answers a loss.
 
-Every pick is then confirmed the same way on the eval inputs; the report flags a pick whose
-median eval loss exceeds its budget.
+Every pick is then confirmed the same way on the held-out inputs; the report flags a pick
+whose median held-out loss exceeds its budget, and ships a pick only where its median loss
+there is within the budget and, from `HELD_OUT_BOUND_INPUTS` held-out inputs on, its bound
+there (the same mean and margin, from the held-out inputs) too (`report.Row.ships`; else
+the tighter budget's pick, or the exact program).
 """
 
 from __future__ import annotations
@@ -37,6 +40,9 @@ from approxcc.tune.space import KnobConfig
 CANDIDATES = 3      # per budget, besides the fastest point within it
 REPEATS = 5         # interleaved repeats per candidate
 CONFIDENCE = 0.95   # of the upper bound on a new input set's mean loss
+# held-out inputs from which a pick's bound there decides whether it ships: from fewer, a
+# t bound is as wide as the spread of a handful of inputs, and their median loss decides
+HELD_OUT_BOUND_INPUTS = 30
 
 
 @dataclass(frozen=True)
@@ -65,6 +71,7 @@ class Confirmed:
     loss: Spread
     bound: float         # upper confidence bound on a new input set's mean loss
     repeats: int
+    inputs: int          # per repeat
 
 
 @dataclass(frozen=True)
@@ -144,7 +151,7 @@ def confirmed(rows: list[Confirmation]) -> dict[str, Confirmed]:
         losses = Spread.of([r.loss or 0.0 for r in reps])
         out[h] = Confirmed(reps[0].config, h,
                            Spread.of([(r.exact_time or 0.0) / (r.time or 1.0) for r in reps]),
-                           losses, bound(losses.q3, per_input), len(reps))
+                           losses, bound(losses.q3, per_input), len(reps), len(per_input))
     return out
 
 
