@@ -86,3 +86,25 @@ def test_tune_writes_a_configuration_per_budget_that_eval_confirms(qa: Path) -> 
     approxcc_ok("report", out / "results.db", "--out", out)   # rewrites the configurations
     again = json.loads((out / "5pct.json").read_text())
     assert again["speedup"] == pick["speedup"] and again["qos"] == pick["qos"]
+
+
+def test_the_exact_system_written_for_a_budget_is_not_run_again(qa: Path) -> None:
+    """A budget no pick holds gets the exact system: its eval figures are those by
+    definition (no loss, 1.0x), recorded without running the eval questions."""
+    import io
+
+    from rich.console import Console
+
+    from approxcc.system import load_system
+    from approxcc.system.evaluate import record_eval
+
+    exact = load_system(str(qa)).knob_space().exact_config()
+    path = qa / "exact.json"
+    path.write_text(json.dumps({"approxcc": "1", "knobs": exact, "qos": {"budget": 0.05},
+                                "speedup": {"tune": 1.0}, "provenance": {}}))
+    printed = io.StringIO()
+    record_eval(str(qa), [path], Console(file=printed))
+    assert printed.getvalue() == ""   # nothing evaluated
+    doc = json.loads(path.read_text())
+    assert doc["qos"]["loss_eval"] == 0.0 and not doc["qos"]["over_budget_on_eval"]
+    assert doc["speedup"]["eval"] == 1.0 and doc["provenance"]["questions"]["eval"] == 12
