@@ -72,13 +72,18 @@ def _loss(x: float | None, over: bool | None = None) -> str:
     return f"**{text}** (over)" if over else text
 
 
+def _mode(knobs: dict[str, Any]) -> str:
+    """"dynamic" where a knob is a decision tree on runtime state, else "static"."""
+    return "dynamic" if any("thresholds" in k for k in knobs.values()) else "static"
+
+
 def _splits(values: list[str]) -> str:
     return " / ".join(values)
 
 
 def figures_table(systems: dict[str, list[tuple[int, Path, dict[str, Any]]]],
                   root: Path = HERE) -> list[str]:
-    lines = ["| system | budget | config | picked from | speedup (tune / check / eval) | "
+    lines = ["| system | budget | config | knobs | speedup (tune / check / eval) | "
              "loss (tune / check / eval) | loss bound | questions (tune / check / eval) |",
              "|---|---|---|---|---|---|---|---|"]
     for system, entries in systems.items():
@@ -93,7 +98,7 @@ def figures_table(systems: dict[str, list[tuple[int, Path, dict[str, Any]]]],
                 seen.setdefault(digest, budget)
             link = f"[{path.name}]({path.relative_to(root).as_posix()})"
             lines.append(" | ".join([
-                f"| {system}", f"{budget}%{same}", link, prov.get("picked_from", "–"),
+                f"| {system}", f"{budget}%{same}", link, _mode(c.get("knobs", {})),
                 _splits([_speedup(speedup.get(s)) for s in SPLITS]),
                 _splits([_loss(qos.get(f"loss_{s}"), qos.get(f"over_budget_on_{s}"))
                          for s in SPLITS]),
