@@ -160,6 +160,26 @@ def test_resume_after_sigkill_loses_nothing(tmp_path: Path) -> None:
         assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
 
 
+class Slow(Synthetic):
+    """Each run takes 50 ms: a time limit is what stops the search."""
+
+    def run(self, input: str, config_path: Path | None, workdir: Path,
+            timeout: float) -> RunResult:
+        time.sleep(0.05)
+        return super().run(input, config_path, workdir, timeout)
+
+
+def test_a_resumed_run_goes_on_with_what_is_left_of_its_time_limit(tmp_path: Path) -> None:
+    opts = TuneOptions([0.01], tmp_path, time_limit=3.0, mode="static", confirm_repeats=0)
+    tune(Slow(), opts)
+    measured = "phase IN ('screening', 'search')"
+    first = rows(tmp_path / "results.db", measured)
+    assert first
+    tune(Slow(), TuneOptions([0.01], tmp_path, time_limit=3.0, mode="static",
+                             confirm_repeats=0, resume=True))
+    assert rows(tmp_path / "results.db", measured) == first   # the limit was spent
+
+
 def test_same_seed_same_search(tmp_path: Path) -> None:
     def hashes(out: str, seed: int) -> list[str]:
         opts = TuneOptions([0.005, 0.01], tmp_path / out, seed=seed, max_evals=24,

@@ -178,7 +178,9 @@ class Tuner:
                            budget=None, phase="baseline", mode="static", seed=self.opts.seed,
                            elapsed=self.clock())
         with self.live_view():
-            self.progress.deadline = time.monotonic() + self.opts.time_limit
+            # a resumed run goes on with what its earlier sessions left of the limit
+            left = max(0.0, self.opts.time_limit - self.clock_offset)
+            self.progress.deadline = time.monotonic() + left
             if self.opts.screening:
                 self.progress.phase = "screening"
                 configs = screening_configs(space)
@@ -190,7 +192,8 @@ class Tuner:
                 started, before = time.monotonic(), self.progress.cached
                 done = self.evaluate_many(configs, "tune", phase="screening",
                                           mode="static", budget=None,
-                                          deadline=started + self.opts.time_limit / 2)
+                                          deadline=started + max(
+                                              0.0, left - self.opts.time_limit / 2))
                 self.screening_cut(len(done), len(configs), len(done) - (
                     self.progress.cached - before), time.monotonic() - started)
             if self.starts:
