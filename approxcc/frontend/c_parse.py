@@ -66,16 +66,20 @@ def _unguarded(method: Any) -> Any:
     return method
 
 
-# cindex checks on every call of a Cursor method or property that the cursor is not null,
-# through libclang (clang_equalCursors): a third of the frontend's time in cindex. It maps
-# the null cursors libclang returns to None, and the frontend's own libclang calls check
-# (cursors.initializer), so the frontend never holds one.
-for _name, _attr in list(vars(cindex.Cursor).items()):
-    if isinstance(_attr, property) and _attr.fget is not None:
-        if (_fget := _unguarded(_attr.fget)) is not _attr.fget:
-            setattr(cindex.Cursor, _name, property(_fget, _attr.fset, _attr.fdel, _attr.__doc__))
-    elif (_plain := _unguarded(_attr)) is not _attr:
-        setattr(cindex.Cursor, _name, _plain)
+def _drop_null_guards() -> None:
+    """cindex checks on every call of a Cursor method or property that the cursor is not
+    null, through libclang (clang_equalCursors): a third of the frontend's time in cindex.
+    It maps the null cursors libclang returns to None, and the frontend's own libclang calls
+    check (cursors.initializer), so the frontend never holds one."""
+    for name, attr in list(vars(cindex.Cursor).items()):
+        if isinstance(attr, property) and attr.fget is not None:
+            if (fget := _unguarded(attr.fget)) is not attr.fget:
+                setattr(cindex.Cursor, name, property(fget, attr.fset, attr.fdel, attr.__doc__))
+        elif (plain := _unguarded(attr)) is not attr:
+            setattr(cindex.Cursor, name, plain)
+
+
+_drop_null_guards()
 
 # a cursor's or type's kind by a dict, where cindex calls the enumeration (a tenth of the
 # frontend's time in cindex: the frontend asks for kinds at every node)

@@ -19,6 +19,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from approxcc.tune.space import is_dynamic_config
+
 HERE = Path(__file__).resolve().parent
 README = HERE / "README.md"
 BEGIN = "<!-- figures:begin (python examples/systems/figures.py --write) -->"
@@ -72,11 +74,6 @@ def _loss(x: float | None, over: bool | None = None) -> str:
     return f"**{text}** (over)" if over else text
 
 
-def _mode(knobs: dict[str, Any]) -> str:
-    """"dynamic" where a knob is a decision tree on runtime state, else "static"."""
-    return "dynamic" if any("thresholds" in k for k in knobs.values()) else "static"
-
-
 def _splits(values: list[str]) -> str:
     return " / ".join(values)
 
@@ -98,7 +95,8 @@ def figures_table(systems: dict[str, list[tuple[int, Path, dict[str, Any]]]],
                 seen.setdefault(digest, budget)
             link = f"[{path.name}]({path.relative_to(root).as_posix()})"
             lines.append(" | ".join([
-                f"| {system}", f"{budget}%{same}", link, _mode(c.get("knobs", {})),
+                f"| {system}", f"{budget}%{same}", link,
+                "dynamic" if is_dynamic_config(c.get("knobs", {})) else "static",
                 _splits([_speedup(speedup.get(s)) for s in SPLITS]),
                 _splits([_loss(qos.get(f"loss_{s}"), qos.get(f"over_budget_on_{s}"))
                          for s in SPLITS]),
