@@ -23,7 +23,7 @@ Every pick is then confirmed the same way on the held-out inputs; the report fla
 whose median held-out loss exceeds its budget, and ships a pick only where its median loss
 there is within the budget and, from `HELD_OUT_BOUND_INPUTS` held-out inputs on, its bound
 there (the same mean and margin, from the held-out inputs) too (`report.Row.ships`; else
-the tighter budget's pick, or the exact program).
+the fastest tighter budget's pick that holds this budget there, or the exact program).
 """
 
 from __future__ import annotations
