@@ -30,9 +30,12 @@ variant's vmfb beside its XLA form and keeps the faster, docs/ml.md; `--cpu-back
 builds IREE alone), relL2 and max |err| against exact (the build's), ms a call, x jax.jit and
 x exact (speedups: above 1 is faster), and x best, over the faster of the two, which is the
 speedup that counts; a variant past the build's bound, or that failed to build or to run, is
-flagged; then every variant slower than jax.jit, beside the noise: "jax.jit again", a second
-jax.jit of the same function timed as one more runner (the same executable: how far from 1 a
-ratio comes out by chance in this run). Everything goes to OUT/results.json.
+flagged; then every variant slower than jax.jit, beside the noise: the 95% interval of its
+median ratio (from the per-round ratios, distribution-free: `median_interval`; "beyond the
+noise" where all of it is below 1) and "jax.jit again", a second jax.jit of the same
+function timed as one more runner (the same executable: how far from 1 a ratio comes out by
+chance in this run); and the exact variants slower than jax.jit beyond the noise.
+Everything goes to OUT/results.json.
 """
 
 from __future__ import annotations
@@ -91,6 +94,7 @@ class VariantResult:
     ms: float | None = None       # median time of a call
     spread: float | None = None   # (max - min) / median over the rounds
     x_jit: float | None = None    # jax.jit's time over this one's (`paired`)
+    x_jit_ci: tuple[float, float] | None = None   # its 95% interval (`paired_interval`)
     x_exact: float | None = None
     x_best: float | None = None   # over the faster of jax.jit and exact
     bench_relL2: float | None = None   # against jax.jit's outputs in the timing process
@@ -125,6 +129,7 @@ class ProgramResult:
     jit_spread: float | None = None
     jit_again_ms: float | None = None
     jit_again_x: float | None = None   # jax.jit's time over its own again: the noise
+    jit_again_ci: tuple[float, float] | None = None
     variants: list[VariantResult] = field(default_factory=list)
 
     @property
@@ -191,6 +196,7 @@ def apply_timings(prog: ProgramResult, timings: dict[str, Any]) -> None:
     if JIT_AGAIN in runs:
         prog.jit_again_ms = runs[JIT_AGAIN]["ms"]
         prog.jit_again_x = paired(runs.get(JIT), runs[JIT_AGAIN])
+        prog.jit_again_ci = paired_interval(runs.get(JIT), runs[JIT_AGAIN])
     for v in prog.variants:
         if v.id in runs:
             v.ms, v.spread = runs[v.id]["ms"], runs[v.id]["spread"]
@@ -202,6 +208,7 @@ def apply_timings(prog: ProgramResult, timings: dict[str, Any]) -> None:
     for v in prog.variants:
         if v.ms:
             v.x_jit = paired(runs.get(JIT), runs[v.id])
+            v.x_jit_ci = paired_interval(runs.get(JIT), runs[v.id])
             v.x_exact = paired(runs.get(exact.id), runs[v.id]) if exact else None
             known = [x for x in (v.x_jit, v.x_exact) if x is not None]
             v.x_best = min(known) if known else None   # over the faster of the two
@@ -218,9 +225,46 @@ def paired(base: dict[str, Any] | None, run: dict[str, Any]) -> float | None:
     return base["ms"] / run["ms"]
 
 
-def slower_than_jit(results: list[ProgramResult]) -> list[tuple[str, str, float]]:
-    """(program, variant, x jax.jit) of every timed variant slower than jax.jit."""
-    return [(p.name, v.name, v.x_jit) for p in results for v in p.variants
+def paired_interval(base: dict[str, Any] | None, run: dict[str, Any]
+                    ) -> tuple[float, float] | None:
+    """The 95% interval of `paired`'s median ratio, from the ratios within rounds (None
+    without rounds, or with too few of them for one)."""
+    if not base or not run or not base.get("rounds") or not run.get("rounds"):
+        return None
+    return median_interval([b / r for b, r in zip(base["rounds"], run["rounds"], strict=True)])
+
+
+def median_interval(values: list[float], confidence: float = 0.95
+                    ) -> tuple[float, float] | None:
+    """A distribution-free interval for the median: the k-th smallest and k-th largest
+    value, k the largest with P(Binomial(n, 1/2) < k) <= (1 - confidence) / 2 (15 rounds:
+    the 4th and the 12th of 15). None where n is too small for one (n < 6 at 95%)."""
+    xs, n = sorted(values), len(values)
+    tail, k = 0.0, 0
+    while k < n and tail + math.comb(n, k) / 2 ** n <= (1 - confidence) / 2:
+        tail += math.comb(n, k) / 2 ** n
+        k += 1
+    return (xs[k - 1], xs[n - k]) if k else None
+
+
+@dataclass(frozen=True)
+class Slower:
+    """A timed variant slower than jax.jit (its median ratio below 1); `beyond_noise`: the
+    whole 95% interval of its per-round ratios is below 1, so chance does not explain it."""
+
+    program: str
+    variant: str
+    x_jit: float
+    interval: tuple[float, float] | None
+
+    @property
+    def beyond_noise(self) -> bool:
+        return self.interval is not None and self.interval[1] < 1.0
+
+
+def slower_than_jit(results: list[ProgramResult]) -> list[Slower]:
+    """Every timed variant slower than jax.jit."""
+    return [Slower(p.name, v.name, v.x_jit, v.x_jit_ci) for p in results for v in p.variants
             if v.x_jit is not None and v.x_jit < 1.0]
 
 
@@ -261,6 +305,10 @@ def _x(x: float | None) -> str:
     return "" if x is None else f"{x:.2f}"
 
 
+def _interval(ci: tuple[float, float] | None) -> str:
+    return "" if ci is None else f"{ci[0]:.2f}-{ci[1]:.2f}"
+
+
 def to_json(results: list[ProgramResult], meta: dict[str, Any]) -> dict[str, Any]:
     programs = []
     for p in results:
@@ -269,8 +317,8 @@ def to_json(results: list[ProgramResult], meta: dict[str, Any]) -> dict[str, Any
             vd["flags"] = v.flags
         programs.append(d)
     return {**meta, "programs": programs,
-            "slower_than_jax_jit": [{"program": p, "variant": v, "x_jit": x}
-                                    for p, v, x in slower_than_jit(results)]}
+            "slower_than_jax_jit": [asdict(s) | {"beyond_noise": s.beyond_noise}
+                                    for s in slower_than_jit(results)]}
 
 
 # --- building and timing ---------------------------------------------------------------
@@ -533,12 +581,21 @@ def report(results: list[ProgramResult]) -> None:
     slow = slower_than_jit(results)
     if slow:
         table = Table(title="slower than jax.jit", title_justify="left")
-        for col in ("program", "variant", "x jax.jit", "jax.jit again"):
+        for col in ("program", "variant", "x jax.jit", "95% interval", "beyond the noise",
+                    "jax.jit again", "its interval"):
             table.add_column(col)
-        again = {p.name: p.jit_again_x for p in results if p.jit_again_x}
-        for p, v, x in slow:
-            table.add_row(p, v, _x(x), _x(again.get(p)))
+        again = {p.name: p for p in results}
+        for s in slow:
+            table.add_row(s.program, s.variant, _x(s.x_jit), _interval(s.interval),
+                          "yes" if s.beyond_noise else "no",
+                          _x(again[s.program].jit_again_x),
+                          _interval(again[s.program].jit_again_ci),
+                          style="red" if s.beyond_noise else None)
         console.print(table)
+    exact = [s for s in slow if s.variant == EXACT and s.beyond_noise]
+    console.print("exact variants slower than jax.jit beyond the noise (the 95% interval of "
+                  "their per-round ratios below 1): "
+                  + (", ".join(f"{s.program} {_x(s.x_jit)}" for s in exact) or "none"))
     problems = [(p.name, v.name, "; ".join(v.flags)) for p in results for v in p.variants
                 if v.flags]
     problems += [(p.name, "", f"{p.status}: {p.error}") for p in results if p.status != "ok"]

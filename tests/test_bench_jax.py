@@ -95,6 +95,34 @@ def test_a_ratio_is_the_median_of_the_ratios_within_a_round(bench):
     assert int8.x_jit == pytest.approx(2.0) and int8.x_exact == pytest.approx(2.0)
 
 
+def test_slower_than_jax_jit_beyond_the_noise_only_where_its_whole_interval_is(bench,
+                                                                              monkeypatch):
+    """Two runs of one executable land either side of 1 by chance: a median ratio of 0.95
+    whose rounds straddle 1 is noise, one whose rounds all but a few are below 1 is not."""
+    # the 4th and 12th of 15 ratios bound the median at 95%
+    assert bench.median_interval([float(i) for i in range(15, 0, -1)]) == (4.0, 12.0)
+    assert bench.median_interval([1.0] * 5) is None   # too few rounds for 95%
+    jit = {"ms": 1.0, "spread": 0.1, "rounds": [1.0] * 15}
+    straddles = [0.8, 0.85, 0.9, 0.92, 0.93, 0.94, 0.95, 0.95, 0.97, 1.0, 1.02, 1.05, 1.1,
+                 1.15, 1.2]
+    below = [0.85, 0.88, 0.9, 0.91, 0.92, 0.93, 0.94, 0.95, 0.95, 0.96, 0.96, 0.97, 1.01,
+             1.02, 1.03]
+    timings = {"runs": {"jax.jit": jit, "jax.jit again": jit,
+                        "f.v0": {"ms": 1.05, "spread": 0.4, "rounds": [1 / x for x in straddles]},
+                        "f.v1": {"ms": 1.05, "spread": 0.2, "rounds": [1 / x for x in below]}}}
+    prog = bench.summarize(bench.ProgramResult("demo", "r/r", "a" * 40, ["x.py"], ["m"]),
+                           MANIFEST, "f", timings, STDERR)
+    slow = {s.variant: s for s in bench.slower_than_jit([prog])}
+    assert slow["exact"].x_jit == pytest.approx(0.95) and not slow["exact"].beyond_noise
+    assert slow["exact"].interval == pytest.approx((0.92, 1.05))
+    assert slow["quant=int8"].beyond_noise and slow["quant=int8"].interval[1] < 1
+    out = io.StringIO()
+    monkeypatch.setattr(bench, "console", Console(file=out, width=200))
+    bench.report([prog])
+    assert "beyond the noise (the 95% interval of their per-round ratios below 1): none" \
+        in out.getvalue()
+
+
 def test_flags_past_bound_and_not_built(result, bench):
     exact, int8, skip, unbuilt = result.variants
     assert exact.flags == [] and int8.flags == []
@@ -102,7 +130,7 @@ def test_flags_past_bound_and_not_built(result, bench):
     assert unbuilt.ms is None
     assert unbuilt.flags == ["not built: failed to legalize operation 'stablehlo.custom_call'"]
     slow = bench.slower_than_jit([result])
-    assert [(p, v) for p, v, _ in slow] == [("demo", "exact"), ("demo", "skip=(1)")]
+    assert [(s.program, s.variant) for s in slow] == [("demo", "exact"), ("demo", "skip=(1)")]
 
 
 def test_table_and_json(result, bench):
@@ -119,7 +147,8 @@ def test_table_and_json(result, bench):
     [prog] = data["programs"]
     assert prog["name"] == "demo" and prog["jit_ms"] == 2.0
     assert prog["variants"][2]["flags"] == ["past the build's bound (relL2 2)"]
-    assert {"program": "demo", "variant": "exact", "x_jit": 0.5} in data["slower_than_jax_jit"]
+    assert {"program": "demo", "variant": "exact", "x_jit": 0.5, "interval": None,
+            "beyond_noise": False} in data["slower_than_jax_jit"]
 
 
 def test_failed_program_is_a_row_not_a_traceback(bench):
