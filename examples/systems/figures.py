@@ -1,7 +1,7 @@
 """The shipped configurations' figures, as the Markdown of examples/systems/README.md.
 
 Reads every `examples/systems/<system>/configs/budget-<n>.json` (written by
-bench/compound.py) and prints two tables: what each configuration measured (speedup and
+`approxcc tune`) and prints two tables: what each configuration measured (speedup and
 QoS loss on the tune, check and eval questions, the tuner's loss bound, how many questions)
 and, for the RAG systems, the value each knob takes. The README holds this output between
 its `figures:begin` and `figures:end` marker comments; tests/test_systems_figures.py checks
