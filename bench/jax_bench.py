@@ -214,24 +214,29 @@ def apply_timings(prog: ProgramResult, timings: dict[str, Any]) -> None:
             v.x_best = min(known) if known else None   # over the faster of the two
 
 
+def round_ratios(base: dict[str, Any] | None, run: dict[str, Any]) -> list[float] | None:
+    """`base`'s time over `run`'s within each round, where both have their rounds' times."""
+    if not base or not base.get("rounds") or not run.get("rounds"):
+        return None
+    return [b / r for b, r in zip(base["rounds"], run["rounds"], strict=True)]
+
+
 def paired(base: dict[str, Any] | None, run: dict[str, Any]) -> float | None:
     """`base`'s time over `run`'s (runners' timings): the median over rounds of the ratio
-    within a round where both have their rounds' times, else the ratio of the medians."""
+    within a round (`round_ratios`) where both have their rounds' times, else the ratio of
+    the medians."""
     if not base or not base.get("ms") or not run.get("ms"):
         return None
-    if base.get("rounds") and run.get("rounds"):
-        return statistics.median(b / r for b, r in zip(base["rounds"], run["rounds"],
-                                                       strict=True))
-    return base["ms"] / run["ms"]
+    ratios = round_ratios(base, run)
+    return statistics.median(ratios) if ratios else base["ms"] / run["ms"]
 
 
 def paired_interval(base: dict[str, Any] | None, run: dict[str, Any]
                     ) -> tuple[float, float] | None:
     """The 95% interval of `paired`'s median ratio, from the ratios within rounds (None
     without rounds, or with too few of them for one)."""
-    if not base or not run or not base.get("rounds") or not run.get("rounds"):
-        return None
-    return median_interval([b / r for b, r in zip(base["rounds"], run["rounds"], strict=True)])
+    ratios = round_ratios(base, run)
+    return median_interval(ratios) if ratios else None
 
 
 def median_interval(values: list[float], confidence: float = 0.95
